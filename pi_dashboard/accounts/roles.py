@@ -1,0 +1,48 @@
+"""Who may do what. Every page, action and API call checks here, on the server."""
+
+from collections.abc import Callable
+from functools import wraps
+from typing import Any
+
+from django.contrib.auth.decorators import login_required
+from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
+from django.http import HttpRequest, HttpResponse
+
+from pi_dashboard.accounts.models import ROLE_RANK, Role
+
+User = AbstractBaseUser | AnonymousUser
+
+
+def role_of(user: User) -> Role | None:
+    """The user's role, or None for anonymous or inactive users."""
+    if not user.is_authenticated or not user.is_active:
+        return None
+    if getattr(user, "is_superuser", False):
+        return Role.ADMIN
+    profile = getattr(user, "profile", None)
+    return Role(profile.role) if profile is not None else Role.VIEWER
+
+
+def has_role(user: User, needed: Role) -> bool:
+    role = role_of(user)
+    return role is not None and ROLE_RANK[role] >= ROLE_RANK[needed]
+
+
+ViewFunc = Callable[..., HttpResponse]
+
+
+def role_required(needed: Role) -> Callable[[ViewFunc], ViewFunc]:
+    """Login required, then the role; a refusal is a 403 and is audited."""
+
+    def decorator(view: ViewFunc) -> ViewFunc:
+        @wraps(view)
+        def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+            if not has_role(request.user, needed):
+                from pi_dashboard.control import audit
+
+                return audit.refused_response(request, needed=needed, view=view.__name__)
+            return view(request, *args, **kwargs)
+
+        return login_required(wrapper)
+
+    return decorator

@@ -1,0 +1,68 @@
+"""The one NinjaAPI, mounted at /api/v1/. Each app contributes one router."""
+
+from django.http import HttpRequest, HttpResponse
+from ninja import NinjaAPI
+from ninja.errors import AuthenticationError, HttpError, ValidationError
+
+from pi_dashboard.lib.errors import DomainError
+
+api = NinjaAPI(
+    title="pi-dashboard API",
+    version="1",
+    description=(
+        "Ingest for pi-dashboard-agent (agent tokens) and the operator API "
+        "(operator tokens or a browser session). Errors have the body "
+        '`{"detail": ..., "code": ...}`.'
+    ),
+    docs_url="/docs",
+    urls_namespace="api",
+)
+
+
+@api.exception_handler(DomainError)
+def on_domain_error(request: HttpRequest, exc: DomainError) -> HttpResponse:
+    return api.create_response(
+        request, {"detail": exc.detail, "code": exc.code}, status=exc.status
+    )
+
+
+@api.exception_handler(AuthenticationError)
+def on_auth_error(request: HttpRequest, exc: AuthenticationError) -> HttpResponse:
+    return api.create_response(
+        request,
+        {"detail": "Missing, unknown or revoked token.", "code": "unauthorized"},
+        status=401,
+    )
+
+
+@api.exception_handler(ValidationError)
+def on_validation_error(request: HttpRequest, exc: ValidationError) -> HttpResponse:
+    return api.create_response(
+        request,
+        {"detail": "Invalid request.", "code": "invalid_request", "errors": exc.errors},
+        status=422,
+    )
+
+
+@api.exception_handler(HttpError)
+def on_http_error(request: HttpRequest, exc: HttpError) -> HttpResponse:
+    return api.create_response(
+        request, {"detail": str(exc), "code": f"http_{exc.status_code}"},
+        status=exc.status_code,
+    )
+
+
+def _register_routers() -> None:
+    # Imported here so that each app's router module can import `api` helpers freely.
+    from pi_dashboard.control.api import router as control_router
+    from pi_dashboard.fleet.api import router as fleet_router
+    from pi_dashboard.ingest.api import router as ingest_router
+    from pi_dashboard.probes.api import router as probes_router
+
+    api.add_router("/", ingest_router)
+    api.add_router("/", fleet_router)
+    api.add_router("/", control_router)
+    api.add_router("/", probes_router)
+
+
+_register_routers()

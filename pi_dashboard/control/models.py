@@ -1,0 +1,112 @@
+"""Commands sent to agents, and the audit log of every control action."""
+
+import uuid
+
+from django.conf import settings
+from django.db import models
+
+from pi_dashboard.fleet.models import Agent, Host, Model
+
+
+class CommandKind(models.TextChoices):
+    REMOVE_RULE = "remove_rule", "remove rule"
+    RESET_PROTOCOL = "reset_protocol", "reset protocol calibration"
+    FORGET_MODE = "forget_mode", "forget mode's teach statistics"
+    PROBE = "probe", "probe on host"
+
+
+class CommandState(models.TextChoices):
+    PENDING = "pending", "pending"
+    DELIVERED = "delivered", "delivered"
+    APPLIED = "applied", "applied"
+    FAILED = "failed", "failed"
+    EXPIRED = "expired", "expired"
+
+
+TERMINAL_COMMAND_STATES = frozenset(
+    {CommandState.APPLIED, CommandState.FAILED, CommandState.EXPIRED}
+)
+
+
+class Command(models.Model):
+    """An action for the agent on one host to carry out on pi's state.
+
+    PostgreSQL is the source of truth: agents pull pending commands and ack them.
+    """
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    host = models.ForeignKey(Host, on_delete=models.CASCADE, related_name="commands")
+    model = models.ForeignKey(Model, on_delete=models.CASCADE, related_name="commands")
+    kind = models.CharField(max_length=32, choices=CommandKind.choices)
+    # Kind-specific arguments, e.g. {"mode": "numberFromString"}.
+    params = models.JSONField(default=dict, blank=True)
+    state = models.CharField(
+        max_length=16, choices=CommandState.choices, default=CommandState.PENDING
+    )
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    expires_at = models.DateTimeField()
+    delivered_at = models.DateTimeField(null=True, blank=True)
+    delivered_to = models.ForeignKey(
+        Agent, null=True, blank=True, on_delete=models.SET_NULL, related_name="commands"
+    )
+    finished_at = models.DateTimeField(null=True, blank=True)
+    result = models.JSONField(default=dict, blank=True)
+    error = models.TextField(blank=True, default="")
+    # Set when a snapshot taken after the command was applied shows its effect.
+    confirmed_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        indexes = [
+            # Agent poll: a host's open commands, oldest first.
+            models.Index(fields=["host", "state", "created_at"], name="command_host_state"),
+            # Expiry sweep: open commands past their deadline.
+            models.Index(fields=["state", "expires_at"], name="command_state_expiry"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.kind} {self.model_id}@{self.host_id} ({self.state})"
+
+    @property
+    def is_terminal(self) -> bool:
+        return self.state in TERMINAL_COMMAND_STATES
+
+
+class AuditOutcome(models.TextChoices):
+    OK = "ok", "ok"
+    REFUSED = "refused", "refused"
+    FAILED = "failed", "failed"
+
+
+class AuditEntry(models.Model):
+    """Who did what, to which host and model, when, and how it ended."""
+
+    at = models.DateTimeField(auto_now_add=True)
+    actor = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL
+    )
+    # Username, token name or agent name at the time (kept when the actor is deleted).
+    actor_label = models.CharField(max_length=200)
+    action = models.CharField(max_length=64)
+    outcome = models.CharField(max_length=16, choices=AuditOutcome.choices)
+    host = models.ForeignKey(Host, null=True, blank=True, on_delete=models.SET_NULL)
+    model = models.ForeignKey(Model, null=True, blank=True, on_delete=models.SET_NULL)
+    command = models.ForeignKey(
+        Command, null=True, blank=True, on_delete=models.SET_NULL, related_name="audit"
+    )
+    detail = models.JSONField(default=dict, blank=True)
+    ip_address = models.GenericIPAddressField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-at", "-id"]
+        indexes = [
+            # Audit page, newest first, filtered by action or outcome.
+            models.Index(fields=["-at"], name="audit_at"),
+            models.Index(fields=["action", "-at"], name="audit_action_at"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.at:%Y-%m-%d %H:%M} {self.actor_label} {self.action} {self.outcome}"

@@ -1,0 +1,186 @@
+"""Records shipped by agents: event-log and corpus lines, stats files, snapshots, rollups.
+
+Lines are deduplicated by the SHA-256 of their canonical JSON (pitfalls §19, §22: `recordId`
+is not unique and corpus rows have none). `payload` holds the record with every field;
+strings PostgreSQL cannot store (lone surrogates, NUL) are replaced there, and `original`
+then keeps the exact line as ASCII-escaped JSON so it can be shown faithfully.
+"""
+
+from django.db import models
+
+from pi_dashboard.fleet.models import Agent, Host, Model
+
+
+class EventKind(models.TextChoices):
+    VALIDATION = "tool_argument_validation", "validation"
+    EXECUTION_FAILURE = "tool_execution_failure", "execution failure"
+
+
+class CorpusKind(models.TextChoices):
+    TOOL_VALIDATION = "tool_validation", "tool validation"
+    TOOL_EXECUTION = "tool_execution", "tool execution"
+    PROVIDER = "provider", "provider error"
+
+
+class EventRecord(models.Model):
+    """One line of `tool-recovery-events.jsonl`."""
+
+    host = models.ForeignKey(Host, on_delete=models.CASCADE, related_name="events")
+    model = models.ForeignKey(
+        Model, null=True, blank=True, on_delete=models.CASCADE, related_name="events"
+    )
+    content_hash = models.BinaryField(max_length=32)
+    kind = models.CharField(max_length=32, choices=EventKind.choices)
+    ts = models.DateTimeField()
+    session_id = models.CharField(max_length=256)
+    record_id = models.CharField(max_length=300)
+    tool = models.CharField(max_length=300)
+    # Validation: repaired | bounced. Execution failure: failed | rejected.
+    outcome = models.CharField(max_length=16)
+    phase = models.CharField(max_length=32, blank=True, default="")
+    failure_code = models.CharField(max_length=300, blank=True, default="")
+    is_text_protocol = models.BooleanField(default=False)
+    payload = models.JSONField()
+    original = models.TextField(null=True, blank=True)
+    received_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["host", "content_hash"], name="eventrecord_unique_content"
+            ),
+        ]
+        indexes = [
+            # Event lists of a host × model, newest first, with cursor pagination.
+            models.Index(
+                fields=["host", "model", "-ts", "-id"], name="event_host_model_ts"
+            ),
+            # Event lists across the fleet or one model, newest first.
+            models.Index(fields=["model", "-ts", "-id"], name="event_model_ts"),
+            models.Index(fields=["-ts", "-id"], name="event_ts"),
+        ]
+
+    def __str__(self) -> str:
+        return self.record_id
+
+
+class CorpusRecord(models.Model):
+    """One line of `failure-corpus.jsonl` (tool validation, tool execution, provider)."""
+
+    host = models.ForeignKey(Host, on_delete=models.CASCADE, related_name="corpus")
+    model = models.ForeignKey(
+        Model, null=True, blank=True, on_delete=models.CASCADE, related_name="corpus"
+    )
+    content_hash = models.BinaryField(max_length=32)
+    kind = models.CharField(max_length=32, choices=CorpusKind.choices)
+    ts = models.DateTimeField()
+    tool = models.CharField(max_length=300, blank=True, default="")
+    phase = models.CharField(max_length=32, blank=True, default="")
+    failure_code = models.CharField(max_length=300, blank=True, default="")
+    # Provider rows: rate_limit, overloaded, … (pi's FailureReason).
+    reason = models.CharField(max_length=32, blank=True, default="")
+    payload = models.JSONField()
+    original = models.TextField(null=True, blank=True)
+    received_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["host", "content_hash"], name="corpusrecord_unique_content"
+            ),
+        ]
+        indexes = [
+            # Corpus lists of a host × model, newest first.
+            models.Index(fields=["host", "model", "-ts"], name="corpus_host_model_ts"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.kind}@{self.ts}"
+
+
+class SessionStats(models.Model):
+    """A `tool-recovery-stats/<id>.json` file: running totals of one pi session."""
+
+    host = models.ForeignKey(Host, on_delete=models.CASCADE, related_name="session_stats")
+    session_id = models.CharField(max_length=256)
+    last_record_sequence = models.BigIntegerField()
+    document = models.JSONField()
+    received_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["host", "session_id"], name="sessionstats_unique_session"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.session_id
+
+
+class Snapshot(models.Model):
+    """A received `model-adaptation.json`, kept by content hash (one row per content)."""
+
+    agent = models.ForeignKey(
+        Agent, null=True, blank=True, on_delete=models.SET_NULL, related_name="snapshots"
+    )
+    content_hash = models.BinaryField(max_length=32, unique=True)
+    # Newest entry `at` in the document: how new the snapshot is, whatever its arrival.
+    taken_at = models.DateTimeField(null=True)
+    received_at = models.DateTimeField(auto_now_add=True)
+    document = models.JSONField()
+    original = models.TextField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-received_at"]
+
+    def __str__(self) -> str:
+        return f"snapshot {self.content_hash.hex()[:12]}"
+
+
+class Dimension(models.TextChoices):
+    """What a rollup row counts."""
+
+    OUTCOME = "outcome", "record kind and outcome"
+    TOOL = "tool", "tool"
+    PHASE = "phase", "execution-failure phase"
+    FAILURE_CODE = "failure_code", "execution-failure code"
+    REPAIR_MODE = "repair_mode", "repair mode applied"
+    FAILURE_MODE = "failure_mode", "failure mode detected"
+    PROVIDER_REASON = "provider_reason", "provider error reason"
+
+
+class Rollup(models.Model):
+    """Hourly counts per host × model × dimension value, for pages and charts.
+
+    Only lines stored for the first time are counted, so re-sent lines change nothing.
+    """
+
+    bucket = models.DateTimeField()
+    host = models.ForeignKey(Host, on_delete=models.CASCADE, related_name="rollups")
+    model = models.ForeignKey(
+        Model, null=True, blank=True, on_delete=models.CASCADE, related_name="rollups"
+    )
+    dimension = models.CharField(max_length=32, choices=Dimension.choices)
+    key = models.CharField(max_length=300)
+    count = models.BigIntegerField(default=0)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["bucket", "host", "model", "dimension", "key"],
+                name="rollup_unique_cell",
+                nulls_distinct=False,
+            ),
+        ]
+        indexes = [
+            # Charts and totals of one model (all hosts) over a time range.
+            models.Index(fields=["model", "dimension", "bucket"], name="rollup_model"),
+            # Fleet overview and host pages: one host's cells over a time range.
+            models.Index(fields=["host", "dimension", "bucket"], name="rollup_host"),
+            # Fleet overview: every cell in a time range.
+            models.Index(fields=["dimension", "bucket"], name="rollup_dimension"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.bucket:%Y-%m-%dT%H} {self.dimension}={self.key}: {self.count}"

@@ -1,0 +1,1 @@
+"""Helpers with no models: environment readers, JSON safety, errors."""

@@ -1,0 +1,6 @@
+from django.apps import AppConfig
+
+
+class ProbesConfig(AppConfig):
+    name = "pi_dashboard.probes"
+    label = "probes"
