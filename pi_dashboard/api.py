@@ -47,7 +47,8 @@ def on_validation_error(request: HttpRequest, exc: ValidationError) -> HttpRespo
 @api.exception_handler(HttpError)
 def on_http_error(request: HttpRequest, exc: HttpError) -> HttpResponse:
     return api.create_response(
-        request, {"detail": str(exc), "code": f"http_{exc.status_code}"},
+        request,
+        {"detail": str(exc), "code": f"http_{exc.status_code}"},
         status=exc.status_code,
     )
 

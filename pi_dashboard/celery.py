@@ -1,4 +1,4 @@
-"""The Celery app. Tasks live in each app's `tasks.py`; schedules in django-celery-beat."""
+"""The Celery app. Tasks live in each app's `tasks.py`; schedules in celery-beat."""
 
 import os
 

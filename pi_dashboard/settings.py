@@ -1,7 +1,7 @@
 """Settings for pi-dashboard. Every deployment knob is an environment variable.
 
-`docker/.env.example` lists them all; `make run` and `make test` fill in DATABASE_URL and
-REDIS_URL with embedded servers when they are unset.
+`docker/.env.example` lists them all; `make run` and `make test` fill in DATABASE_URL
+and REDIS_URL with embedded servers when they are unset.
 """
 
 from pathlib import Path
@@ -22,7 +22,9 @@ DEBUG = env_bool("DJANGO_DEBUG", default=False)
 SECRET_KEY = env_str("DJANGO_SECRET_KEY")
 if not SECRET_KEY:
     if not DEBUG and not env_bool("PI_DASHBOARD_DEV"):
-        raise ImproperlyConfigured("DJANGO_SECRET_KEY must be set when DJANGO_DEBUG is off")
+        raise ImproperlyConfigured(
+            "DJANGO_SECRET_KEY must be set when DJANGO_DEBUG is off"
+        )
     SECRET_KEY = "dev-only-insecure-key-do-not-use-in-production"  # noqa: S105
 
 ALLOWED_HOSTS = env_list("DJANGO_ALLOWED_HOSTS", "127.0.0.1,localhost,testserver")
@@ -84,7 +86,8 @@ TEMPLATES = [
 DATABASE_URL = env_str("DATABASE_URL")
 if not DATABASE_URL:
     raise ImproperlyConfigured(
-        "DATABASE_URL is not set. Use `make run` / `make test`, which start an embedded "
+        "DATABASE_URL is not set. Use `make run` / `make test`, which start an "
+        "embedded "
         "PostgreSQL when it is unset, or point it at your server."
     )
 DATABASES = {"default": database_from_url(DATABASE_URL)}
@@ -175,7 +178,9 @@ DEFAULT_FROM_EMAIL = env_str("DEFAULT_FROM_EMAIL", "pi-dashboard@localhost")
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}},
+    "formatters": {
+        "plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}
+    },
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
     "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO")},
     "loggers": {

@@ -12,7 +12,9 @@ PI_FIXTURES = ROOT.parent / "shared" / "fixtures" / "pi-host"
 
 
 def make_user(username: str, role: Role | None) -> User:
-    user = User.objects.create_user(username, f"{username}@example.test", "pw-" + username)
+    user = User.objects.create_user(
+        username, f"{username}@example.test", "pw-" + username
+    )
     if role is not None:
         Profile.objects.create(user=user, role=role)
     return user

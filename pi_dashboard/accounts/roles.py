@@ -40,7 +40,9 @@ def role_required(needed: Role) -> Callable[[ViewFunc], ViewFunc]:
             if not has_role(request.user, needed):
                 from pi_dashboard.control import audit
 
-                return audit.refused_response(request, needed=needed, view=view.__name__)
+                return audit.refused_response(
+                    request, needed=needed, view=view.__name__
+                )
             return view(request, *args, **kwargs)
 
         return login_required(wrapper)

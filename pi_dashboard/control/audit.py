@@ -1,4 +1,4 @@
-"""Writing the audit log. Every control action, allowed or refused, goes through here."""
+"""The audit log. Every control action, allowed or refused, is written here."""
 
 from typing import Any
 
@@ -35,7 +35,8 @@ def audit_record(
     user = getattr(request, "user", None) if request is not None else None
     return AuditEntry.objects.create(
         actor=user if user is not None and user.is_authenticated else None,
-        actor_label=label or (actor_label(request) if request is not None else "system"),
+        actor_label=label
+        or (actor_label(request) if request is not None else "system"),
         action=action,
         outcome=outcome,
         host=host,
@@ -52,7 +53,11 @@ def refused_response(request: HttpRequest, *, needed: Role, view: str) -> HttpRe
         request=request,
         action=f"view:{view}" if request.method == "GET" else f"action:{view}",
         outcome=AuditOutcome.REFUSED,
-        detail={"needed_role": needed.value, "path": request.path, "method": request.method},
+        detail={
+            "needed_role": needed.value,
+            "path": request.path,
+            "method": request.method,
+        },
     )
     body = render_to_string("403.html", {"needed_role": needed.label}, request=request)
     return HttpResponse(body, status=403)

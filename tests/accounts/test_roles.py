@@ -8,8 +8,10 @@ from pi_dashboard.control.models import AuditEntry, AuditOutcome
 
 @pytest.mark.django_db
 def test_roles_rank(viewer, operator, admin_user, outsider) -> None:
-    assert has_role(viewer, Role.VIEWER) and not has_role(viewer, Role.OPERATOR)
-    assert has_role(operator, Role.OPERATOR) and not has_role(operator, Role.ADMIN)
+    assert has_role(viewer, Role.VIEWER)
+    assert not has_role(viewer, Role.OPERATOR)
+    assert has_role(operator, Role.OPERATOR)
+    assert not has_role(operator, Role.ADMIN)
     assert has_role(admin_user, Role.ADMIN)
     assert not has_role(outsider, Role.VIEWER)
 

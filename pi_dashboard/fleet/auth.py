@@ -1,0 +1,31 @@
+"""API authentication for agents: `Authorization: Bearer pid_ag_…`."""
+
+from typing import Any
+
+from django.http import HttpRequest
+from ninja.security import HttpBearer
+
+from pi_dashboard.fleet.models import Agent
+from pi_dashboard.lib.tokens import token_hash
+
+AGENT_TOKEN_PREFIX = "pid_ag"  # noqa: S105 (a prefix, not a secret)
+
+
+class AgentTokenAuth(HttpBearer):
+    """Resolves an active agent and sets `request.agent`."""
+
+    def authenticate(self, request: HttpRequest, token: str) -> Any:
+        if not token.startswith(AGENT_TOKEN_PREFIX + "_"):
+            return None
+        agent = (
+            Agent.objects.select_related("host")
+            .filter(token_hash=token_hash(token), revoked_at__isnull=True)
+            .first()
+        )
+        if agent is None:
+            return None
+        request.agent = agent  # type: ignore[attr-defined]
+        return agent
+
+
+agent_auth = AgentTokenAuth()
