@@ -32,13 +32,15 @@ class EventRecord(models.Model):
     content_hash = models.BinaryField(max_length=32)
     kind = models.CharField(max_length=32, choices=EventKind.choices)
     ts = models.DateTimeField()
-    session_id = models.CharField(max_length=256)
-    record_id = models.CharField(max_length=300)
-    tool = models.CharField(max_length=300)
+    # Text, not bounded: pi does not bound recordId, sessionId or tool on validation
+    # records, and treats outcome, state and phase as open enumerations (§10).
+    session_id = models.TextField()
+    record_id = models.TextField()
+    tool = models.TextField()
     # Validation: repaired | bounced. Execution failure: failed | rejected.
-    outcome = models.CharField(max_length=16)
-    phase = models.CharField(max_length=32, blank=True, default="")
-    failure_code = models.CharField(max_length=300, blank=True, default="")
+    outcome = models.TextField()
+    phase = models.TextField(blank=True, default="")
+    failure_code = models.TextField(blank=True, default="")
     is_text_protocol = models.BooleanField(default=False)
     payload = models.JSONField()
     original = models.TextField(blank=True, default="")
@@ -74,11 +76,13 @@ class CorpusRecord(models.Model):
     content_hash = models.BinaryField(max_length=32)
     kind = models.CharField(max_length=32, choices=CorpusKind.choices)
     ts = models.DateTimeField()
-    tool = models.CharField(max_length=300, blank=True, default="")
-    phase = models.CharField(max_length=32, blank=True, default="")
-    failure_code = models.CharField(max_length=300, blank=True, default="")
-    # Provider rows: rate_limit, overloaded, … (pi's FailureReason).
-    reason = models.CharField(max_length=32, blank=True, default="")
+    tool = models.TextField(blank=True, default="")
+    # Tool execution rows: failed | rejected.
+    state = models.TextField(blank=True, default="")
+    phase = models.TextField(blank=True, default="")
+    failure_code = models.TextField(blank=True, default="")
+    # Provider rows: rate_limit, overloaded, … (pi's FailureReason, open-ended).
+    reason = models.TextField(blank=True, default="")
     payload = models.JSONField()
     original = models.TextField(blank=True, default="")
     received_at = models.DateTimeField(auto_now_add=True)
@@ -90,8 +94,12 @@ class CorpusRecord(models.Model):
             ),
         ]
         indexes = [
-            # Corpus lists of a host × model, newest first.
-            models.Index(fields=["host", "model", "-ts"], name="corpus_host_model_ts"),
+            # Corpus lists of a host × model, newest first, with cursor pagination.
+            models.Index(
+                fields=["host", "model", "-ts", "-id"], name="corpus_host_model_ts_id"
+            ),
+            # Corpus lists across the fleet, newest first.
+            models.Index(fields=["-ts", "-id"], name="corpus_ts"),
         ]
 
     def __str__(self) -> str:
@@ -107,6 +115,8 @@ class SessionStats(models.Model):
     session_id = models.CharField(max_length=256)
     last_record_sequence = models.BigIntegerField()
     document = models.JSONField()
+    # The exact document as ASCII-escaped JSON when `document` had to be sanitised.
+    original = models.TextField(blank=True, default="")
     received_at = models.DateTimeField(auto_now=True)
 
     class Meta:
