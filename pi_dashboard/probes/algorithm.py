@@ -1,0 +1,229 @@
+"""pi's probe of one model, step for step (reference §7.1–7.5).
+
+Native read trial → echo trial → grade; unless the grade is `task`, the four-variant
+text-protocol ladder (two tokens per variant). The outcome carries the exact objects pi
+writes as `toolProbe` and, when calibrated, `protocol`. With k > 1 every trial must pass
+k times in a row (k = 1 is exactly pi).
+
+No Django here: the caller supplies the HTTP client and target, and a `progress`
+callback run after every completion (the task uses it to extend its lease).
+"""
+
+import json
+import os
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+import httpx
+
+from pi_dashboard.probes import chat, textproto
+from pi_dashboard.probes.parser import parse_text_tool_calls
+
+ECHO_ONLY_DIAGNOSTIC = "Native echo probe passed but task-scale read probe failed."
+ABSENT_DIAGNOSTIC = (
+    "Native task-scale read and echo probes did not produce provider-native tool calls."
+)
+PROTOCOL_VERSION = 1
+
+
+class ProbeSetupError(Exception):
+    """The probe cannot send requests at all (pi: native grading threw)."""
+
+
+def iso_now() -> str:
+    """A timestamp as JavaScript's Date.toISOString writes it."""
+    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def function_tool(tool: textproto.ToolSpec) -> dict[str, Any]:
+    return {
+        "type": "function",
+        "function": {
+            "name": tool.name,
+            "description": tool.description,
+            "parameters": tool.parameters,
+            "strict": False,
+        },
+    }
+
+
+def has_native_call(reply: chat.Reply, tool: str, arg: str, value: str) -> bool:
+    for call in reply.tool_calls:
+        if call.name != tool:
+            continue
+        try:
+            args = json.loads(call.arguments or "{}")
+        except ValueError:
+            continue
+        if isinstance(args, dict) and args.get(arg) == value:
+            return True
+    return False
+
+
+def has_text_call(reply: chat.Reply, token: str) -> bool:
+    text = reply.text_for_grading()
+    if not text:
+        return False
+    parsed = parse_text_tool_calls(text, [textproto.ECHO_TOOL])
+    return any(c.name == "echo" and c.arguments.get("data") == token for c in parsed.calls)
+
+
+@dataclass
+class ProbeOutcome:
+    verdict: str
+    native_grade: str
+    variant: str = ""
+    diagnostic: str = ""
+    tool_probe: dict[str, Any] = field(default_factory=dict)
+    protocol: dict[str, Any] | None = None
+    exchanges: list[dict[str, Any]] = field(default_factory=list)
+
+
+@dataclass
+class ProbeSession:
+    client: httpx.Client
+    target: chat.Target | None
+    run_key: str
+    trials: int = 1
+    setup_error: str = ""
+    progress: Callable[[], None] = lambda: None
+    exchanges: list[dict[str, Any]] = field(default_factory=list)
+
+    def send(self, kind: str, body: dict[str, Any]) -> chat.Reply:
+        if self.target is None:
+            raise ProbeSetupError(self.setup_error or "The endpoint is not usable.")
+        reply = chat.complete(self.client, self.target, body)
+        self.exchanges.append(
+            {"kind": kind, **chat.transcript(self.target, body, reply), "passed": False}
+        )
+        self.progress()
+        return reply
+
+    def body(
+        self, *, system: str, user: str, max_tokens: int, tools: list[Any]
+    ) -> dict[str, Any]:
+        if self.target is None:
+            raise ProbeSetupError(self.setup_error or "The endpoint is not usable.")
+        return chat.request_body(
+            self.target, system=system, user=user, max_tokens=max_tokens, tools=tools
+        )
+
+    def trial(
+        self, kind: str, body: dict[str, Any], check: Callable[[chat.Reply], bool]
+    ) -> bool:
+        """Send the trial `trials` times; it passes only if every one passes."""
+        for _ in range(self.trials):
+            reply = self.send(kind, body)
+            passed = check(reply)
+            self.exchanges[-1]["passed"] = passed
+            if not passed:
+                return False
+        return True
+
+
+def grade_native(session: ProbeSession) -> str:
+    path = (
+        f"/tmp/pi-dashboard/probes/native-tools/{session.run_key}/"  # noqa: S108 (never opened)
+        f"pi-native-probe-{os.getpid()}-{int(time.time() * 1000)}.txt"
+    )
+    read = textproto.native_read_instruction(path)
+    body = session.body(
+        system=read, user=read, max_tokens=768, tools=[function_tool(textproto.READ_TOOL)]
+    )
+    if session.trial("read-task", body, lambda r: has_native_call(r, "read", "path", path)):
+        return "task"
+    echo = textproto.NATIVE_ECHO_INSTRUCTION
+    body = session.body(
+        system=echo, user=echo, max_tokens=256, tools=[function_tool(textproto.ECHO_TOOL)]
+    )
+    token = textproto.NATIVE_ECHO_TOKEN
+    if session.trial("echo", body, lambda r: has_native_call(r, "echo", "data", token)):
+        return "echo-only"
+    return "absent"
+
+
+def calibrate(session: ProbeSession) -> tuple[str, list[str]]:
+    """The ladder: (chosen variant or "", variants tried)."""
+    tried: list[str] = []
+    for variant in textproto.VARIANTS:
+        tried.append(variant)
+        passed = True
+        for token in textproto.TRIAL_TOKENS:
+            body = session.body(
+                system=textproto.calibration_system_prompt(variant, token),
+                user=textproto.calibration_instruction(variant, token),
+                max_tokens=256,
+                tools=[],
+            )
+            check = lambda r, t=token: has_text_call(r, t)  # noqa: E731
+            if not session.trial(f"text-protocol:{variant}", body, check):
+                passed = False
+                break
+        if passed:
+            return variant, tried
+    return "", tried
+
+
+def probe(session: ProbeSession) -> ProbeOutcome:
+    """Run pi's probe; raises chat.Unreachable only (the task retries on it)."""
+    probed_at = iso_now()
+    grade = "absent"
+    diagnostic = ""
+    try:
+        grade = grade_native(session)
+        if grade == "task":
+            return finish(session, "native", grade, probed_at)
+        diagnostic = ECHO_ONLY_DIAGNOSTIC if grade == "echo-only" else ABSENT_DIAGNOSTIC
+    except ProbeSetupError as exc:
+        diagnostic = str(exc)
+    try:
+        variant, tried = calibrate(session)
+        if variant:
+            calibrated_at = iso_now()
+            outcome = finish(
+                session, "text-protocol", grade, calibrated_at, variant, diagnostic
+            )
+            outcome.protocol = {
+                "version": PROTOCOL_VERSION,
+                "status": "calibrated",
+                "variant": variant,
+                "calibratedAt": calibrated_at,
+            }
+            return outcome
+        prefix = f"{diagnostic} " if diagnostic else ""
+        diagnostic = f"{prefix}Text protocol variants failed: {', '.join(tried)}"
+    except ProbeSetupError as exc:
+        diagnostic = str(exc)
+    return finish(session, "none", grade, probed_at, "", diagnostic)
+
+
+def finish(
+    session: ProbeSession,
+    verdict: str,
+    grade: str,
+    probed_at: str,
+    variant: str = "",
+    diagnostic: str = "",
+) -> ProbeOutcome:
+    # Key order and omitted-when-absent fields as pi's JSON.stringify writes them.
+    tool_probe: dict[str, Any] = {
+        "version": PROTOCOL_VERSION,
+        "status": verdict,
+        "probedAt": probed_at,
+    }
+    if variant:
+        tool_probe["variant"] = variant
+    tool_probe["nativeGrade"] = grade
+    if diagnostic:
+        tool_probe["diagnostic"] = diagnostic
+    return ProbeOutcome(
+        verdict=verdict,
+        native_grade=grade,
+        variant=variant,
+        diagnostic=diagnostic,
+        tool_probe=tool_probe,
+        exchanges=session.exchanges,
+    )
