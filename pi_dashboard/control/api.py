@@ -1,3 +1,149 @@
-from ninja import Router
+"""Control API: agents pull and ack commands; people create and read them, and audit.
 
-router = Router()
+Agents authenticate with their agent token; people with an operator token or their
+browser session. Roles: viewer reads, operator creates commands.
+"""
+
+import uuid
+from typing import Any, cast
+
+from django.contrib.auth.models import User
+from django.http import HttpRequest, StreamingHttpResponse
+from ninja import Query, Router
+
+from pi_dashboard.accounts.auth import operator_auth, require_role
+from pi_dashboard.accounts.models import Role
+from pi_dashboard.control import export, selectors, services
+from pi_dashboard.control.audit import client_ip
+from pi_dashboard.control.schemas import (
+    AckIn,
+    AckOut,
+    AgentCommandsOut,
+    AuditFiltersIn,
+    AuditPageOut,
+    AuditQueryIn,
+    CommandCreateIn,
+    CommandFiltersIn,
+    CommandOut,
+    CommandsOut,
+    ErrorOut,
+    PullQuery,
+)
+from pi_dashboard.fleet.auth import agent_auth
+from pi_dashboard.fleet.models import Agent
+
+router = Router(tags=["control"])
+
+
+def _agent(request: HttpRequest) -> Agent:
+    return cast(Agent, request.agent)  # type: ignore[attr-defined]
+
+
+def _user(request: HttpRequest) -> User:
+    return cast(User, request.user)
+
+
+@router.get(
+    "/agent/commands",
+    auth=agent_auth,
+    response={200: AgentCommandsOut, 401: ErrorOut, 409: ErrorOut},
+)
+def pull_commands(request: HttpRequest, query: Query[PullQuery]) -> dict[str, Any]:
+    """Open commands for the agent's host; with `wait`, long-polls up to that long."""
+    commands = services.commands_pull(agent=_agent(request), wait_seconds=query.wait)
+    return {"commands": commands}
+
+
+@router.post(
+    "/agent/commands/{command_id}/ack",
+    auth=agent_auth,
+    response={200: AckOut, 400: ErrorOut, 401: ErrorOut, 404: ErrorOut, 409: ErrorOut},
+)
+def ack_command(
+    request: HttpRequest, command_id: uuid.UUID, payload: AckIn
+) -> dict[str, Any]:
+    """Report a command's outcome; 409 when it expired, harmless when repeated."""
+    command = services.command_ack(
+        agent=_agent(request),
+        command_id=command_id,
+        status=payload.status,
+        result=payload.result,
+        detail=payload.detail,
+    )
+    return {"id": command.pk, "state": command.state}
+
+
+@router.post(
+    "/commands",
+    auth=operator_auth,
+    response={201: CommandOut, 400: ErrorOut, 401: ErrorOut, 403: ErrorOut},
+)
+def create_command(request: HttpRequest, payload: CommandCreateIn) -> Any:
+    """Queue a command for the agent on a host (operator role)."""
+    require_role(request, Role.OPERATOR, action="api:create_command")
+    command = services.command_create(
+        actor=_user(request),
+        host=payload.host,
+        model=payload.model,
+        kind=payload.kind,
+        params=payload.params,
+        ip_address=client_ip(request),
+    )
+    return 201, selectors.command_get(command_id=command.pk)
+
+
+@router.get(
+    "/commands",
+    auth=operator_auth,
+    response={200: CommandsOut, 401: ErrorOut, 403: ErrorOut},
+)
+def list_commands(
+    request: HttpRequest, query: Query[CommandFiltersIn]
+) -> dict[str, Any]:
+    """Commands, newest first, filtered by pi host id, model key, state or kind."""
+    require_role(request, Role.VIEWER, action="api:list_commands")
+    commands = selectors.command_list(
+        host=query.host,
+        model=query.model,
+        state=query.state,
+        kind=query.kind,
+        limit=query.limit,
+    )
+    return {"commands": commands}
+
+
+@router.get(
+    "/commands/{command_id}",
+    auth=operator_auth,
+    response={200: CommandOut, 401: ErrorOut, 403: ErrorOut, 404: ErrorOut},
+)
+def get_command(request: HttpRequest, command_id: uuid.UUID) -> Any:
+    """One command with its live state."""
+    require_role(request, Role.VIEWER, action="api:get_command")
+    return selectors.command_get(command_id=command_id)
+
+
+@router.get(
+    "/audit",
+    auth=operator_auth,
+    response={200: AuditPageOut, 400: ErrorOut, 401: ErrorOut, 403: ErrorOut},
+)
+def list_audit(request: HttpRequest, query: Query[AuditQueryIn]) -> Any:
+    """The audit log, newest first; pass `next_cursor` as `cursor` for older entries."""
+    require_role(request, Role.VIEWER, action="api:list_audit")
+    return selectors.audit_page(
+        filters=query.filters(), cursor=query.cursor, limit=query.limit
+    )
+
+
+@router.get(
+    "/audit.csv",
+    auth=operator_auth,
+    response={200: None, 401: ErrorOut, 403: ErrorOut},
+)
+def export_audit(
+    request: HttpRequest, query: Query[AuditFiltersIn]
+) -> StreamingHttpResponse:
+    """The audit log as CSV, with the same filters as /audit."""
+    require_role(request, Role.VIEWER, action="api:export_audit")
+    return export.audit_csv_response(selectors.audit_queryset(filters=query.filters()))

@@ -1,9 +1,11 @@
 """Commands sent to agents, and the audit log of every control action."""
 
 import uuid
+from datetime import timedelta
 
 from django.conf import settings
 from django.db import models
+from django.utils import timezone
 
 from pi_dashboard.fleet.models import Agent, Host, Model
 
@@ -26,6 +28,10 @@ class CommandState(models.TextChoices):
 TERMINAL_COMMAND_STATES = frozenset(
     {CommandState.APPLIED, CommandState.FAILED, CommandState.EXPIRED}
 )
+OPEN_COMMAND_STATES = frozenset({CommandState.PENDING, CommandState.DELIVERED})
+# How long after an applied ack a snapshot is still expected to confirm it; live
+# views stop polling after that (the agent ships a changed store within seconds).
+CONFIRMATION_WINDOW = timedelta(minutes=15)
 
 
 class Command(models.Model):
@@ -55,6 +61,8 @@ class Command(models.Model):
     finished_at = models.DateTimeField(null=True, blank=True)
     result = models.JSONField(default=dict, blank=True)
     error = models.TextField(blank=True, default="")
+    # What the host's entry showed at creation, for confirmation (effects.baseline).
+    baseline = models.JSONField(default=dict, blank=True)
     # Set when a snapshot taken after the command was applied shows its effect.
     confirmed_at = models.DateTimeField(null=True, blank=True)
 
@@ -75,6 +83,23 @@ class Command(models.Model):
     @property
     def is_terminal(self) -> bool:
         return self.state in TERMINAL_COMMAND_STATES
+
+    @property
+    def is_open(self) -> bool:
+        return self.state in OPEN_COMMAND_STATES
+
+    @property
+    def awaits_confirmation(self) -> bool:
+        """Applied, not yet confirmed, and a snapshot may still come to confirm it."""
+        if self.state != CommandState.APPLIED or self.confirmed_at is not None:
+            return False
+        finished = self.finished_at or self.created_at
+        return timezone.now() - finished < CONFIRMATION_WINDOW
+
+    @property
+    def is_settled(self) -> bool:
+        """Nothing about this command will change any more: live views stop polling."""
+        return self.is_terminal and not self.awaits_confirmation
 
 
 class AuditOutcome(models.TextChoices):

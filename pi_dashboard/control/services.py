@@ -1,16 +1,334 @@
-"""Command lifecycle and control actions. (Being built for issues #3/#4.)"""
+"""Commands: creation, the one-click actions, expiry and confirmation (#3, #4).
 
-from datetime import datetime
+State machine: pending → delivered → applied | failed; pending/delivered → expired.
+Every call is audited. A refused call raises a DomainError and is audited as refused
+*after* its transaction rolled back (`audit.refusals_audited` wraps the transaction).
+What happens to a command after it was created (delivery, ack, expiry,
+confirmation) is in `control.lifecycle`, re-exported here so that every caller
+writes `services.<name>`.
+"""
+
+from datetime import timedelta
+from functools import partial
 from typing import Any
 
-from pi_dashboard.fleet.models import Host, Model
+from django.conf import settings
+from django.contrib.auth.models import User
+from django.db import transaction
+from django.utils import timezone
+
+from pi_dashboard.control import audit, effects, wakeup
+from pi_dashboard.control.lifecycle import (
+    command_ack,
+    commands_confirm_from_snapshot,
+    commands_expire,
+    commands_pull,
+)
+from pi_dashboard.control.models import AuditOutcome, Command, CommandKind
+from pi_dashboard.control.selectors import command_open_for_host
+from pi_dashboard.fleet.models import Host, HostModel, Model
+from pi_dashboard.lib.errors import DomainError
+
+__all__ = [
+    "action_probe_on_host",
+    "action_remove_rule",
+    "action_remove_rule_everywhere",
+    "action_reset_protocol",
+    "command_ack",
+    "command_create",
+    "commands_confirm_from_snapshot",
+    "commands_expire",
+    "commands_pull",
+]
+
+# Parameters each kind takes (all required). The agent contract: protocol.md.
+KIND_PARAMS: dict[str, tuple[str, ...]] = {
+    CommandKind.REMOVE_RULE: ("mode",),
+    CommandKind.FORGET_MODE: ("mode",),
+    CommandKind.RESET_PROTOCOL: (),
+    CommandKind.PROBE: (),
+}
+MAX_MODE_LENGTH = 200
 
 
-def commands_confirm_from_snapshot(
-    *, host: Host, model: Model, entry: dict[str, Any], taken_at: datetime
-) -> int:
-    """Mark applied commands whose effect `entry` (a newer snapshot) shows as confirmed.
+def command_create(
+    *,
+    actor: User | None,
+    host: Host | str,
+    model: Model | str,
+    kind: str,
+    params: dict[str, Any],
+    ip_address: str | None = None,
+) -> Command:
+    """Queue `kind` for the agent of `host` on `model`, or return the same open one.
 
-    Called by snapshot ingest for every host × model it updates. Returns how many.
+    `host` is a Host or a pi host id, `model` a Model or a model key.
     """
-    return 0
+    host_obj = (
+        host if isinstance(host, Host) else Host.objects.filter(pi_id=host).first()
+    )
+    model_obj = (
+        model if isinstance(model, Model) else Model.objects.filter(key=model).first()
+    )
+    with audit.refusals_audited(
+        actor=actor,
+        action="command.create",
+        host=host_obj,
+        model=model_obj,
+        detail={"host": str(host), "model": str(model), "kind": kind, "params": params},
+        ip_address=ip_address,
+    ):
+        if host_obj is None:
+            raise DomainError(
+                f"No pi host {host!r} has reported to this dashboard.",
+                code="unknown_host",
+            )
+        if model_obj is None:
+            raise DomainError(
+                f"No model {model!r} is known to this dashboard.", code="unknown_model"
+            )
+        return _command_create(
+            actor=actor,
+            host=host_obj,
+            model=model_obj,
+            kind=kind,
+            params=params,
+            ip_address=ip_address,
+        )
+
+
+@transaction.atomic
+def _command_create(
+    *,
+    actor: User | None,
+    host: Host,
+    model: Model,
+    kind: str,
+    params: dict[str, Any],
+    ip_address: str | None,
+) -> Command:
+    clean = _clean_params(kind=kind, params=params)
+    # Locking the host × model row serialises concurrent creations, so two clicks
+    # cannot both pass the duplicate check.
+    host_model = (
+        HostModel.objects.select_for_update().filter(host=host, model=model).first()
+    )
+    if host_model is None:
+        raise DomainError(
+            f"Host {host.pi_id} has no entry for model {model.key}: "
+            "its pi has stored nothing for that model.",
+            code="unknown_host_model",
+        )
+    _check_applicable(kind=kind, params=clean, host_model=host_model)
+    existing = (
+        command_open_for_host(host_id=host.pk)
+        .filter(model=model, kind=kind, params=clean)
+        .first()
+    )
+    if existing is not None:
+        audit.audit_log(
+            actor=actor,
+            host=host,
+            model=model,
+            ip_address=ip_address,
+            action="command.create",
+            outcome=AuditOutcome.OK,
+            command=existing,
+            detail={"kind": kind, "params": clean, "duplicate_of": str(existing.pk)},
+        )
+        return existing
+    command = Command.objects.create(
+        host=host,
+        model=model,
+        kind=kind,
+        params=clean,
+        created_by=actor,
+        expires_at=timezone.now() + timedelta(seconds=settings.PI_COMMAND_TTL_SECONDS),
+        baseline=effects.baseline(kind, host_model.entry),
+    )
+    audit.audit_log(
+        actor=actor,
+        host=host,
+        model=model,
+        ip_address=ip_address,
+        action="command.create",
+        outcome=AuditOutcome.OK,
+        command=command,
+        detail={"kind": kind, "params": clean},
+    )
+    transaction.on_commit(partial(wakeup.notify, host_id=host.pk))
+    return command
+
+
+def _clean_params(*, kind: str, params: dict[str, Any]) -> dict[str, Any]:
+    if kind not in KIND_PARAMS:
+        raise DomainError(
+            f"Unknown command kind {kind!r}; use one of {', '.join(KIND_PARAMS)}.",
+            code="invalid_kind",
+        )
+    if not isinstance(params, dict):
+        raise DomainError("params must be a JSON object.", code="invalid_params")
+    needed = KIND_PARAMS[kind]
+    extra = sorted(set(params) - set(needed))
+    if extra:
+        raise DomainError(
+            f"{kind} takes no parameter {', '.join(extra)}"
+            + (f" (only {', '.join(needed)})." if needed else "."),
+            code="invalid_params",
+        )
+    mode = params.get("mode")
+    if "mode" in needed and (
+        not isinstance(mode, str) or not mode.strip() or len(mode) > MAX_MODE_LENGTH
+    ):
+        raise DomainError(
+            f"{kind} needs params.mode: the repair mode name, e.g. numberFromString.",
+            code="invalid_params",
+        )
+    return {key: params[key] for key in needed}
+
+
+def _check_applicable(
+    *, kind: str, params: dict[str, Any], host_model: HostModel
+) -> None:
+    """Refuse a command that cannot do anything on the host's current entry."""
+    where = f"host {host_model.host.pi_id} for {host_model.model.key}"
+    if kind == CommandKind.REMOVE_RULE:
+        modes = effects.rule_modes(host_model.entry)
+        if params["mode"] not in modes:
+            have = f"its rules are {', '.join(modes)}" if modes else "it has no rules"
+            raise DomainError(
+                f"There is no {params['mode']} rule on {where}; {have}.",
+                code="rule_not_present",
+            )
+    if kind == CommandKind.RESET_PROTOCOL and not effects.has_protocol(
+        host_model.entry
+    ):
+        raise DomainError(
+            f"There is no text-protocol calibration on {where}; nothing to reset.",
+            code="no_protocol",
+        )
+
+
+def action_remove_rule(
+    *,
+    actor: User,
+    host_model: HostModel,
+    mode: str,
+    forget: bool,
+    ip_address: str | None,
+) -> list[Command]:
+    """Remove one rule; with `forget`, also clear the mode's teach statistics.
+
+    Without forgetting, pi re-adds the rule at the next recurrence (pitfalls §26).
+    """
+    kinds = [CommandKind.REMOVE_RULE] + ([CommandKind.FORGET_MODE] if forget else [])
+    return _action(
+        actor=actor,
+        action="action.remove_rule",
+        host_model=host_model,
+        kinds=kinds,
+        params={"mode": mode},
+        ip_address=ip_address,
+    )
+
+
+def action_reset_protocol(
+    *, actor: User, host_model: HostModel, reprobe: bool, ip_address: str | None
+) -> list[Command]:
+    """Reset the text-protocol calibration; with `reprobe`, probe again right after.
+
+    pi does not recalibrate by itself after a reset (pitfalls §2).
+    """
+    kinds = [CommandKind.RESET_PROTOCOL] + ([CommandKind.PROBE] if reprobe else [])
+    return _action(
+        actor=actor,
+        action="action.reset_protocol",
+        host_model=host_model,
+        kinds=kinds,
+        params={},
+        ip_address=ip_address,
+    )
+
+
+def action_probe_on_host(
+    *, actor: User, host_model: HostModel, ip_address: str | None
+) -> list[Command]:
+    """Probe the model through pi on its host (RPC tool_probe with that model)."""
+    return _action(
+        actor=actor,
+        action="action.probe",
+        host_model=host_model,
+        kinds=[CommandKind.PROBE],
+        params={},
+        ip_address=ip_address,
+    )
+
+
+def _action(
+    *,
+    actor: User,
+    action: str,
+    host_model: HostModel,
+    kinds: list[CommandKind],
+    params: dict[str, Any],
+    ip_address: str | None,
+) -> list[Command]:
+    """Create `kinds` in order, all or none; each is audited as a command.create."""
+    with (
+        audit.refusals_audited(
+            actor=actor,
+            action=action,
+            host=host_model.host,
+            model=host_model.model,
+            detail={"kinds": list(kinds), "params": params},
+            ip_address=ip_address,
+        ),
+        transaction.atomic(),
+    ):
+        return [
+            command_create(
+                actor=actor,
+                host=host_model.host,
+                model=host_model.model,
+                kind=kind,
+                params=params if KIND_PARAMS[kind] else {},
+                ip_address=ip_address,
+            )
+            for kind in kinds
+        ]
+
+
+def action_remove_rule_everywhere(
+    *, actor: User, model: Model, mode: str, ip_address: str | None
+) -> list[Command]:
+    """Remove the `mode` rule on every host of `model` that has it."""
+    with (
+        audit.refusals_audited(
+            actor=actor,
+            action="action.remove_rule_everywhere",
+            model=model,
+            detail={"mode": mode},
+            ip_address=ip_address,
+        ),
+        transaction.atomic(),
+    ):
+        host_models = list(
+            HostModel.objects.select_related("host", "model")
+            .filter(model=model, entry__profile__rules__contains=[{"mode": mode}])
+            .order_by("host__pi_id")
+        )
+        if not host_models:
+            raise DomainError(
+                f"No host has a {mode} rule for {model.key}.", code="rule_not_present"
+            )
+        return [
+            command_create(
+                actor=actor,
+                host=hm.host,
+                model=model,
+                kind=CommandKind.REMOVE_RULE,
+                params={"mode": mode},
+                ip_address=ip_address,
+            )
+            for hm in host_models
+        ]

@@ -1,0 +1,73 @@
+"""What a command changes in pi's stored entry, read from the entry itself.
+
+Pure functions over one `hosts[<host>][<model>]` entry of `model-adaptation.json`
+(reference §1.4, §1.5). They decide both whether a command makes sense (is the rule
+there to remove?) and whether a newer snapshot shows that it took effect.
+"""
+
+from datetime import datetime
+from typing import Any
+
+from django.utils.dateparse import parse_datetime
+
+from pi_dashboard.control.models import Command, CommandKind
+
+
+def _profile(entry: dict[str, Any]) -> dict[str, Any]:
+    profile = entry.get("profile")
+    return profile if isinstance(profile, dict) else {}
+
+
+def rule_modes(entry: dict[str, Any]) -> list[str]:
+    """Modes of the standing rules in the entry, in stored order."""
+    rules = _profile(entry).get("rules")
+    if not isinstance(rules, list):
+        return []
+    return [r["mode"] for r in rules if isinstance(r, dict) and "mode" in r]
+
+
+def has_protocol(entry: dict[str, Any]) -> bool:
+    """A calibrated or (legacy) failed text-protocol record is present."""
+    return isinstance(_profile(entry).get("protocol"), dict)
+
+
+def teach_modes(entry: dict[str, Any]) -> list[str]:
+    stats = _profile(entry).get("teachStats")
+    return sorted(stats) if isinstance(stats, dict) else []
+
+
+def probed_at(entry: dict[str, Any]) -> datetime | None:
+    probe = _profile(entry).get("toolProbe")
+    if not isinstance(probe, dict) or not isinstance(probe.get("probedAt"), str):
+        return None
+    try:
+        return parse_datetime(probe["probedAt"])
+    except ValueError:
+        return None
+
+
+def effect_shown(command: Command, entry: dict[str, Any]) -> bool:
+    """Whether `entry` shows what `command` was meant to do."""
+    mode = command.params.get("mode")
+    if command.kind == CommandKind.REMOVE_RULE:
+        return mode not in rule_modes(entry)
+    if command.kind == CommandKind.FORGET_MODE:
+        return mode not in teach_modes(entry)
+    if command.kind == CommandKind.RESET_PROTOCOL:
+        return not has_protocol(entry)
+    if command.kind == CommandKind.PROBE:
+        # Compared with the verdict on record when the command was created, not with
+        # the server clock: probedAt comes from the host's clock, which may be skewed.
+        at = probed_at(entry)
+        before = command.baseline.get("probed_at")
+        before_at = parse_datetime(before) if isinstance(before, str) else None
+        return at is not None and (before_at is None or at > before_at)
+    return False
+
+
+def baseline(kind: str, entry: dict[str, Any]) -> dict[str, Any]:
+    """What a command's confirmation is later compared with (see effect_shown)."""
+    if kind == CommandKind.PROBE:
+        at = probed_at(entry)
+        return {"probed_at": at.isoformat() if at is not None else None}
+    return {}

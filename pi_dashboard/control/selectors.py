@@ -1,0 +1,139 @@
+"""Reads of commands and the audit log, for the API, the pages and the CSV export."""
+
+import base64
+import binascii
+import uuid
+from dataclasses import dataclass
+from datetime import datetime
+
+from django.db.models import Q, QuerySet
+from django.utils import timezone
+from django.utils.dateparse import parse_datetime
+
+from pi_dashboard.control.models import (
+    OPEN_COMMAND_STATES,
+    AuditEntry,
+    Command,
+)
+from pi_dashboard.lib.errors import DomainError, NotFound
+
+
+def command_list(
+    *,
+    host: str = "",
+    model: str = "",
+    state: str = "",
+    kind: str = "",
+    limit: int = 100,
+) -> list[Command]:
+    """Newest first; filters are exact pi host id / model key / state / kind."""
+    commands = Command.objects.select_related("host", "model", "created_by")
+    if host:
+        commands = commands.filter(host__pi_id=host)
+    if model:
+        commands = commands.filter(model__key=model)
+    if state:
+        commands = commands.filter(state=state)
+    if kind:
+        commands = commands.filter(kind=kind)
+    return list(commands[:limit])
+
+
+def command_get(*, command_id: uuid.UUID) -> Command:
+    command = (
+        Command.objects.select_related("host", "model", "created_by")
+        .filter(pk=command_id)
+        .first()
+    )
+    if command is None:
+        raise NotFound(f"No command with id {command_id}.")
+    return command
+
+
+def command_open_for_host(*, host_id: int) -> QuerySet[Command]:
+    """A host's commands that an agent may still be handed, oldest first."""
+    return Command.objects.filter(
+        host_id=host_id,
+        state__in=OPEN_COMMAND_STATES,
+        expires_at__gt=timezone.now(),
+    ).order_by("created_at")
+
+
+@dataclass(frozen=True)
+class AuditFilters:
+    actor: str = ""
+    action: str = ""
+    outcome: str = ""
+    host: str = ""
+    model: str = ""
+    since: datetime | None = None
+    until: datetime | None = None
+
+
+@dataclass(frozen=True)
+class AuditPage:
+    entries: list[AuditEntry]
+    next_cursor: str | None
+
+
+def audit_queryset(*, filters: AuditFilters) -> QuerySet[AuditEntry]:
+    """Audit entries matching `filters`, newest first, with what lists show."""
+    entries = AuditEntry.objects.select_related("host", "model", "command")
+    if filters.actor:
+        entries = entries.filter(actor_label__icontains=filters.actor)
+    if filters.action:
+        entries = entries.filter(action=filters.action)
+    if filters.outcome:
+        entries = entries.filter(outcome=filters.outcome)
+    if filters.host:
+        entries = entries.filter(host__pi_id=filters.host)
+    if filters.model:
+        entries = entries.filter(model__key=filters.model)
+    if filters.since is not None:
+        entries = entries.filter(at__gte=filters.since)
+    if filters.until is not None:
+        entries = entries.filter(at__lt=filters.until)
+    return entries.order_by("-at", "-id")
+
+
+def audit_page(
+    *, filters: AuditFilters, cursor: str = "", limit: int = 100
+) -> AuditPage:
+    """One page of the audit log; pass `next_cursor` back for the next (older) one."""
+    entries = audit_queryset(filters=filters)
+    if cursor:
+        at, entry_id = _cursor_decode(cursor)
+        entries = entries.filter(Q(at__lt=at) | Q(at=at, id__lt=entry_id))
+    rows = list(entries[: limit + 1])
+    next_cursor = _cursor_encode(rows[limit - 1]) if len(rows) > limit else None
+    return AuditPage(entries=rows[:limit], next_cursor=next_cursor)
+
+
+def audit_actions() -> list[str]:
+    """Distinct action names, for the audit page's filter."""
+    return list(
+        AuditEntry.objects.order_by("action")
+        .values_list("action", flat=True)
+        .distinct()
+    )
+
+
+def _cursor_encode(entry: AuditEntry) -> str:
+    raw = f"{entry.at.isoformat()}|{entry.pk}"
+    return base64.urlsafe_b64encode(raw.encode()).decode().rstrip("=")
+
+
+def _cursor_decode(cursor: str) -> tuple[datetime, int]:
+    try:
+        raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode()
+        at_text, id_text = raw.rsplit("|", 1)
+        at = parse_datetime(at_text)
+        entry_id = int(id_text)
+    except (binascii.Error, UnicodeDecodeError, ValueError):
+        at = None
+    if at is None:
+        raise DomainError(
+            "The cursor is not one this server gave out; start again without it.",
+            code="invalid_cursor",
+        )
+    return at, entry_id
