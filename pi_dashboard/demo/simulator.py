@@ -137,7 +137,7 @@ class DemoHost:
         pifiles.write_stats_file(path, session.stats)
 
     def update_store(self, model: str, events: list[Record], stamp: str) -> None:
-        """One locked write per change, as pi does: teach stats, then the perf sample."""
+        """One locked write per change, as pi does: teach stats, then perf."""
         now = adaptation.parse_iso(stamp) or datetime.now(UTC)
         repaired = [
             e
