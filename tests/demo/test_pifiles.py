@@ -76,7 +76,8 @@ def hold_lock(path: Path, seconds: float) -> subprocess.Popen[bytes]:
     proc = subprocess.Popen(
         [sys.executable, "-c", code, str(path), str(seconds)], stdout=subprocess.PIPE
     )
-    assert proc.stdout is not None and proc.stdout.readline() == b"held\n"
+    assert proc.stdout is not None
+    assert proc.stdout.readline() == b"held\n"
     return proc
 
 

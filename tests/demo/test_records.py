@@ -48,5 +48,6 @@ def test_js_dumps_escapes_lone_surrogates_like_node() -> None:
 def test_session_ids_are_uuid7() -> None:
     first, second = uuid7(), uuid7()
     assert first != second
-    assert first[14] == "7" and first[19] in "89ab"
+    assert first[14] == "7"
+    assert first[19] in "89ab"
     assert first[:8] <= second[:8]
