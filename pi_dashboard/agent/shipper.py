@@ -1,0 +1,278 @@
+"""Ship pi's state to the server: heartbeat, snapshot, log tails, stats files.
+
+Delivery is at-least-once: a source's position is committed only after the server
+accepted the batch or it was written to the spool. While the server is unreachable
+(or asks to back off), new batches go to the spool; once it answers again the spool
+is drained oldest first, before anything new, so the server sees pi's order.
+"""
+
+import gzip
+import logging
+import time
+from typing import Any
+
+from pi_dashboard.agent import AGENT_VERSION
+from pi_dashboard.agent.backoff import Backoff
+from pi_dashboard.agent.client import ApiClient
+from pi_dashboard.agent.config import AgentConfig
+from pi_dashboard.agent.errors import ServerError, ServerUnreachable
+from pi_dashboard.agent.hostid import HostFingerprint
+from pi_dashboard.agent.sources import (
+    CORPUS_FILE,
+    EVENTS_FILE,
+    STATS_DIR,
+    STORE_FILE,
+    SnapshotWatcher,
+    StatsDoc,
+    StatsWatcher,
+)
+from pi_dashboard.agent.spool import Spool
+from pi_dashboard.agent.state import AgentState
+from pi_dashboard.agent.tailer import MAX_BYTES, MAX_LINES, JsonlTailer, TailPosition
+
+log = logging.getLogger(__name__)
+
+INGEST_PATHS = {
+    "snapshot": "/ingest/snapshot",
+    "events": "/ingest/events",
+    "corpus": "/ingest/corpus",
+    "stats": "/ingest/stats",
+}
+LOG_FILES = {"events": EVENTS_FILE, "corpus": CORPUS_FILE}
+GZIP_LEVEL = 6
+
+
+class Retryable(Exception):
+    """The server could not take a batch now; it was (or will be) spooled."""
+
+
+class Shipper:
+    def __init__(
+        self,
+        *,
+        cfg: AgentConfig,
+        client: ApiClient,
+        fingerprint: HostFingerprint,
+        state: AgentState,
+        hostname: str,
+        pi_version: str | None,
+    ) -> None:
+        self.cfg, self.client, self.state = cfg, client, state
+        self.fingerprint, self.hostname, self.pi_version = (
+            fingerprint,
+            hostname,
+            pi_version,
+        )
+        self.spool = Spool(
+            cfg.data_dir / "spool", max_bytes=int(cfg.knob("spool_max_bytes"))
+        )
+        tails = state.get("tails", {})
+        self.tailers = {
+            kind: JsonlTailer(
+                cfg.state_dir / name, TailPosition.from_json(tails.get(kind))
+            )
+            for kind, name in LOG_FILES.items()
+        }
+        self.snapshot = SnapshotWatcher(
+            cfg.state_dir / STORE_FILE, state.get("snapshot_hash", "")
+        )
+        self.stats = StatsWatcher(cfg.state_dir / STATS_DIR, state.get("stats", {}))
+        self.backoff = Backoff(base=1.0, cap=60.0)
+        self.retry_at = 0.0
+        self.heartbeat_due = 0.0
+        self.poll_interval = 2.0
+
+    # -- the pass -------------------------------------------------------------------
+
+    @property
+    def online(self) -> bool:
+        return time.monotonic() >= self.retry_at
+
+    def tick(self) -> None:
+        """One pass: heartbeat when due, drain the spool, ship whatever pi wrote."""
+        if self.online and time.monotonic() >= self.heartbeat_due:
+            self.heartbeat()
+        if self.online and len(self.spool):
+            self._drain()
+        self._collect()
+
+    def heartbeat(self) -> None:
+        try:
+            resp = self.client.post_json("/agent/heartbeat", self.heartbeat_payload())
+        except (ServerUnreachable, ServerError) as exc:
+            self._went_offline(exc)
+            return
+        self.state.contact.ok()
+        self.heartbeat_due = time.monotonic() + self.cfg.knob("heartbeat_interval")
+        if isinstance(resp, dict) and isinstance(
+            resp.get("poll_interval"), int | float
+        ):
+            self.poll_interval = max(0.5, float(resp["poll_interval"]))
+
+    def heartbeat_payload(self) -> dict[str, Any]:
+        return {
+            "hostname": self.hostname,
+            "host": self.fingerprint.as_json(),
+            "agent_version": AGENT_VERSION,
+            "pi_version": self.pi_version,
+            "state_dir": str(self.cfg.state_dir),
+            "lag": self.lag(),
+        }
+
+    def lag(self) -> dict[str, Any]:
+        oldest = self.spool.oldest()
+        return {
+            "events_bytes_behind": self.tailers["events"].bytes_behind(),
+            "corpus_bytes_behind": self.tailers["corpus"].bytes_behind(),
+            "spool_batches": len(self.spool),
+            "spool_bytes": self.spool.total_bytes,
+            "oldest_unsent_at": _iso(oldest.created_at) if oldest else None,
+            "last_shipped_at": self.state.contact.last_shipped_at,
+        }
+
+    def is_caught_up(self) -> bool:
+        return self.online and not len(self.spool)
+
+    # -- reading pi's files ---------------------------------------------------------
+
+    def _collect(self) -> None:
+        found = self.snapshot.poll()
+        if found is not None:
+            data, digest = found
+            self._deliver("snapshot", data)
+            self.snapshot.commit(digest)
+            self._save()
+        for kind, tailer in self.tailers.items():
+            if tailer.has_news():
+                self._drain_tail(kind, tailer)
+        docs = self.stats.poll()
+        for chunk in _chunks(docs):
+            self._deliver("stats", b"".join(d.line + b"\n" for d in chunk))
+            self.stats.commit(chunk)
+            self._save()
+
+    def _drain_tail(self, kind: str, tailer: JsonlTailer) -> None:
+        try:
+            while (batch := tailer.read_batch()) is not None:
+                if batch.skipped_oversize:
+                    log.error("%s: skipped a line over %d bytes", kind, MAX_BYTES)
+                    self.state.bump("oversize_lines_skipped", batch.skipped_oversize)
+                if batch.rotated:
+                    log.info("%s: file rotated by pi; resuming", kind)
+                if batch.lines:
+                    self._deliver(kind, batch.body)
+                tailer.commit(batch.position)
+                self._save()
+        except BaseException:
+            tailer.forget_seen()  # not delivered: read it again next pass
+            raise
+
+    def _save(self) -> None:
+        self.state.save(
+            tails={k: t.position.as_json() for k, t in self.tailers.items()},
+            snapshot_hash=self.snapshot.shipped_hash,
+            stats=self.stats.shipped,
+            host=self.fingerprint.id,
+        )
+
+    # -- delivery -------------------------------------------------------------------
+
+    def _deliver(self, kind: str, body: bytes) -> None:
+        gz = gzip.compress(body, GZIP_LEVEL)
+        if self.online and not len(self.spool):
+            try:
+                self._send(kind, gz)
+                return
+            except Retryable:
+                pass
+        dropped = self.spool.push(kind, gz)
+        if dropped:
+            self.state.bump("spool_dropped_batches", dropped)
+
+    def _drain(self) -> None:
+        while (item := self.spool.oldest()) is not None:
+            try:
+                self._send(item.kind, item.read())
+            except Retryable:
+                return
+            self.spool.remove(item)
+        self.backoff.reset()
+
+    def _send(self, kind: str, gz: bytes, *, rebound: bool = False) -> None:
+        """POST one batch; raise Retryable if it must wait; drop it if refused."""
+        ctype = "application/json" if kind == "snapshot" else "application/x-ndjson"
+        try:
+            resp = self.client.request(
+                "POST", INGEST_PATHS[kind], body=gz, content_type=ctype, gzipped=True
+            )
+        except ServerUnreachable as exc:
+            self._went_offline(exc)
+            raise Retryable from None
+        except ServerError as exc:
+            if exc.code == "agent_not_bound" and not rebound:
+                self.heartbeat()  # the server forgot or never saw our host
+                if not self.online:
+                    raise Retryable from None
+                return self._send(kind, gz, rebound=True)
+            if exc.is_retryable or exc.code == "agent_not_bound":
+                self._went_offline(exc)
+                raise Retryable from None
+            if exc.status == 413 and kind != "snapshot":
+                return self._send_halves(kind, gz)
+            log.error("%s batch refused, dropped: %s", kind, exc)
+            self.state.bump("batches_refused")
+            return None
+        self.state.contact.ok(shipped=True)
+        self.backoff.reset()
+        self._count(kind, resp.data)
+        return None
+
+    def _send_halves(self, kind: str, gz: bytes) -> None:
+        lines = gzip.decompress(gz).splitlines()
+        if len(lines) < 2:
+            log.error("%s: one line refused as too large; dropped", kind)
+            self.state.bump("batches_refused")
+            return
+        mid = len(lines) // 2
+        for part in (lines[:mid], lines[mid:]):
+            self._send(kind, gzip.compress(b"\n".join(part) + b"\n", GZIP_LEVEL))
+
+    def _count(self, kind: str, data: Any) -> None:
+        if not isinstance(data, dict) or kind == "snapshot":
+            return
+        for key in ("stored", "duplicate", "rejected"):
+            if isinstance(data.get(key), int):
+                self.state.bump(f"{kind}_{key}", data[key])
+        if data.get("rejected"):
+            bad = [r for r in data.get("results", []) if r.get("status") == "rejected"]
+            log.warning(
+                "%s: server rejected %d line(s), e.g. %s",
+                kind,
+                data["rejected"],
+                bad[:1],
+            )
+
+    def _went_offline(self, exc: Exception) -> None:
+        retry_after = getattr(exc, "retry_after", None)
+        delay = self.backoff.next_delay(retry_after)
+        self.retry_at = time.monotonic() + delay
+        self.state.contact.failed(str(exc))
+        log.warning("%s; spooling, next attempt in %.1fs", exc, delay)
+
+
+def _chunks(docs: list[StatsDoc]) -> list[list[StatsDoc]]:
+    chunks: list[list[StatsDoc]] = [[]]
+    size = 0
+    for doc in docs:
+        if len(chunks[-1]) >= MAX_LINES or size + len(doc.line) + 1 > MAX_BYTES:
+            chunks.append([])
+            size = 0
+        chunks[-1].append(doc)
+        size += len(doc.line) + 1
+    return [c for c in chunks if c]
+
+
+def _iso(epoch: float) -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(epoch)) + (
+        f".{int(epoch * 1000) % 1000:03d}Z"
+    )

@@ -1,0 +1,101 @@
+"""`pi-dashboard-agent status`: what the agent sees and what it still owes the server.
+
+Reads only local files (config, pi's state dir, the agent's data dir), no network.
+"""
+
+import os
+from pathlib import Path
+from typing import Any
+
+from pi_dashboard.agent.commands import AckOutbox
+from pi_dashboard.agent.config import AgentConfig
+from pi_dashboard.agent.runner import fingerprint_for
+from pi_dashboard.agent.sources import (
+    CORPUS_FILE,
+    EVENTS_FILE,
+    STATS_DIR,
+    STORE_FILE,
+    content_hash,
+)
+from pi_dashboard.agent.spool import spool_usage
+from pi_dashboard.agent.state import AgentState
+from pi_dashboard.agent.tailer import JsonlTailer, TailPosition
+
+
+def status_collect(cfg: AgentConfig) -> dict[str, Any]:
+    state = AgentState(cfg.data_dir)
+    tails = state.get("tails", {})
+    files: dict[str, Any] = {}
+    for kind, name in (("events", EVENTS_FILE), ("corpus", CORPUS_FILE)):
+        path = cfg.state_dir / name
+        tailer = JsonlTailer(path, TailPosition.from_json(tails.get(kind)))
+        files[name] = {
+            "size": _size(path),
+            "shipped_offset": tailer.position.offset,
+            "inode": tailer.position.inode,
+            "bytes_behind": tailer.bytes_behind(),
+        }
+    store = cfg.state_dir / STORE_FILE
+    shipped = state.get("snapshot_hash", "")
+    files[STORE_FILE] = {
+        "size": _size(store),
+        "shipped": bool(shipped)
+        and store.is_file()
+        and content_hash(store.read_bytes()) == shipped,
+    }
+    stats_dir = cfg.state_dir / STATS_DIR
+    stats_files = sorted(stats_dir.glob("*.json")) if stats_dir.is_dir() else []
+    files[STATS_DIR] = {
+        "files": len(stats_files),
+        "shipped": len(state.get("stats", {})),
+    }
+    batches, spooled = spool_usage(cfg.data_dir / "spool")
+    return {
+        "config": str(cfg.path),
+        "server": cfg.server,
+        "host": fingerprint_for(cfg).id,
+        "host_override": bool(cfg.host_override),
+        "pi_command": cfg.pi_command,
+        "state_dir": str(cfg.state_dir),
+        "state_dir_found": cfg.state_dir.is_dir(),
+        "data_dir": str(cfg.data_dir),
+        "files": files,
+        "spool": {"batches": batches, "bytes": spooled},
+        "unsent_acks": len(AckOutbox(cfg.data_dir).unsent()),
+        "counters": state.get("counters", {}),
+        **state.contact.as_json(),
+    }
+
+
+def _size(path: Path) -> int | None:
+    try:
+        return os.stat(path).st_size
+    except FileNotFoundError:
+        return None
+
+
+def status_format(s: dict[str, Any]) -> str:
+    found = "found" if s["state_dir_found"] else "MISSING"
+    lines = [
+        f"config:      {s['config']}",
+        f"server:      {s['server']}",
+        f"host id:     {s['host']}{' (host_override)' if s['host_override'] else ''}",
+        f"pi state:    {s['state_dir']} ({found})",
+        f"data dir:    {s['data_dir']}",
+        f"rpc:         {s['pi_command'] or 'off (edits the store file directly)'}",
+    ]
+    for name, info in s["files"].items():
+        lines.append(f"  {name}: " + ", ".join(f"{k}={v}" for k, v in info.items()))
+    spool = s["spool"]
+    lines += [
+        f"spool:       {spool['batches']} batch(es), {spool['bytes']} bytes",
+        f"unsent acks: {s['unsent_acks']}",
+        f"last contact: {s['last_contact_at'] or 'never'}",
+        f"last shipped: {s['last_shipped_at'] or 'never'}",
+    ]
+    if s["last_error"]:
+        lines.append(f"last error:  {s['last_error']} (at {s['last_error_at']})")
+    if s["counters"]:
+        counters = ", ".join(f"{k}={v}" for k, v in sorted(s["counters"].items()))
+        lines.append(f"counters:    {counters}")
+    return "\n".join(lines)
