@@ -1,5 +1,8 @@
 """The one NinjaAPI, mounted at /api/v1/. Each app contributes one router."""
 
+import logging
+
+from django.core.exceptions import RequestDataTooBig
 from django.http import HttpRequest, HttpResponse
 from ninja import NinjaAPI
 from ninja.errors import AuthenticationError, HttpError, ValidationError
@@ -50,6 +53,25 @@ def on_http_error(request: HttpRequest, exc: HttpError) -> HttpResponse:
         request,
         {"detail": str(exc), "code": f"http_{exc.status_code}"},
         status=exc.status_code,
+    )
+
+
+# Ingest (issue #2): a body Django refuses to read (over DATA_UPLOAD_MAX_MEMORY_SIZE)
+# and any unexpected error answer JSON too: no HTML page ever comes out of /api/.
+@api.exception_handler(RequestDataTooBig)
+def on_body_too_big(request: HttpRequest, exc: RequestDataTooBig) -> HttpResponse:
+    return api.create_response(
+        request,
+        {"detail": "The request body is too large.", "code": "too_large"},
+        status=413,
+    )
+
+
+@api.exception_handler(Exception)
+def on_unexpected_error(request: HttpRequest, exc: Exception) -> HttpResponse:
+    logging.getLogger("pi_dashboard.api").exception("Unhandled API error")
+    return api.create_response(
+        request, {"detail": "Internal error.", "code": "server_error"}, status=500
     )
 
 

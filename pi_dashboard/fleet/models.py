@@ -132,6 +132,8 @@ class ChangeKind(models.TextChoices):
     RULE_REFIRED = "rule_refired", "rule re-fired"
     RULE_RETIRED = "rule_retired", "rule retired"
     RULE_REMOVED = "rule_removed", "rule removed"
+    # Dropped to make room for a 6th rule (pi keeps the 5 most recent).
+    RULE_EVICTED = "rule_evicted", "rule evicted by the cap"
     VERDICT_CHANGED = "verdict_changed", "verdict changed"
     GRADE_CHANGED = "grade_changed", "grade changed"
     CALIBRATION_SET = "calibration_set", "calibration set"

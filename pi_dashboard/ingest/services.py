@@ -1,0 +1,148 @@
+"""Ingest of JSON Lines batches from agents: event log, failure corpus, stats files.
+
+Each batch is checked line by line outside any transaction (CPU work only), then
+written in one transaction: new rows and the rollup counts of exactly those rows.
+Dedupe is by content (SHA-256 of the canonical JSON, per host), so re-sent, reordered
+and rotated lines never count twice (pitfalls §19, §22).
+"""
+
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from django.db import transaction
+from django.utils import timezone
+
+from pi_dashboard.fleet.models import Agent, Host
+from pi_dashboard.ingest import lines, records, store
+from pi_dashboard.ingest.lines import Accepted, Rejection
+from pi_dashboard.ingest.records import Prepared
+from pi_dashboard.lib.errors import Conflict
+
+STORED, DUPLICATE, REJECTED = "stored", "duplicate", "rejected"
+
+
+@dataclass
+class BatchResult:
+    stored: int = 0
+    duplicate: int = 0
+    rejected: int = 0
+    results: list[dict[str, Any]] = field(default_factory=list)
+
+
+def agent_bound_host(agent: Agent) -> Host:
+    """The pi host the agent reported in its heartbeat; lines are attributed to it."""
+    if agent.host is None:
+        raise Conflict(
+            "Send a heartbeat first: the agent is not bound to a pi host yet.",
+            code="agent_not_bound",
+        )
+    return agent.host
+
+
+def agent_touch(*, agent: Agent, host: Host | None = None) -> None:
+    now = timezone.now()
+    Agent.objects.filter(pk=agent.pk).update(last_contact_at=now)
+    if host is not None:
+        Host.objects.filter(pk=host.pk).update(last_contact_at=now)
+
+
+def events_ingest(*, agent: Agent, body: bytes) -> BatchResult:
+    """Store the new lines of a `tool-recovery-events.jsonl` batch."""
+    host = agent_bound_host(agent)
+    accepted, rejected = lines.lines_check(body, records.event_classify)
+    return _rows_ingest(
+        agent, host, accepted, rejected, records.event_prepare, store.events_insert
+    )
+
+
+def corpus_ingest(*, agent: Agent, body: bytes) -> BatchResult:
+    """Store the new lines of a `failure-corpus.jsonl` batch."""
+    host = agent_bound_host(agent)
+    accepted, rejected = lines.lines_check(body, records.corpus_classify)
+    return _rows_ingest(
+        agent, host, accepted, rejected, records.corpus_prepare, store.corpus_insert
+    )
+
+
+def _rows_ingest(
+    agent: Agent,
+    host: Host,
+    accepted: list[Accepted],
+    rejected: list[Rejection],
+    prepare: Callable[[Accepted], Prepared | Rejection],
+    insert: Callable[[int, list[tuple[Any, ...]]], set[bytes]],
+) -> BatchResult:
+    statuses: dict[int, str] = {}
+    unique: list[Prepared] = []
+    seen: set[bytes] = set()
+    for record in accepted:
+        prepared = prepare(record)
+        if isinstance(prepared, Rejection):
+            rejected.append(prepared)
+        elif prepared.digest in seen:
+            statuses[prepared.line] = DUPLICATE  # the same content twice in one batch
+        else:
+            seen.add(prepared.digest)
+            unique.append(prepared)
+    with transaction.atomic():
+        model_ids = store.models_ensure(p.model_key for p in unique if p.model_key)
+        for prepared in unique:
+            prepared.row[0] = model_ids.get(prepared.model_key or "")
+        new = insert(host.pk, [tuple(p.row) for p in unique])
+        counts: Counter[store.RollupCell] = Counter()
+        for prepared in unique:
+            statuses[prepared.line] = STORED if prepared.digest in new else DUPLICATE
+            if prepared.digest in new:
+                for dimension, key in prepared.cells:
+                    counts[(prepared.bucket, prepared.row[0], dimension, key)] += 1
+        store.rollups_add(host.pk, counts)
+        agent_touch(agent=agent, host=host)
+    return batch_result(statuses, rejected)
+
+
+def stats_ingest(*, agent: Agent, body: bytes) -> BatchResult:
+    """Keep, per session, the stats file with the highest lastRecordSequence."""
+    host = agent_bound_host(agent)
+    accepted, rejected = lines.lines_check(body, records.stats_classify)
+    statuses: dict[int, str] = {}
+    best: dict[str, tuple[int, tuple[str, int, str, str]]] = {}
+    for record in accepted:
+        row = records.stats_row(record)
+        if isinstance(row, Rejection):
+            rejected.append(row)
+            continue
+        previous = best.get(row[0])
+        if previous is None or row[1] > previous[1][1]:
+            if previous is not None:
+                statuses[previous[0]] = DUPLICATE
+            best[row[0]] = (record.line, row)
+        else:
+            statuses[record.line] = DUPLICATE
+    with transaction.atomic():
+        updated = store.stats_upsert(host.pk, [row for _, row in best.values()])
+        agent_touch(agent=agent, host=host)
+    for session_id, (line, _) in best.items():
+        statuses[line] = STORED if session_id in updated else DUPLICATE
+    return batch_result(statuses, rejected)
+
+
+def batch_result(statuses: dict[int, str], rejected: list[Rejection]) -> BatchResult:
+    """One result per non-blank line, in line order."""
+    result = BatchResult()
+    entries: dict[int, dict[str, Any]] = {
+        line: {"line": line, "status": status} for line, status in statuses.items()
+    }
+    for rejection in rejected:
+        entries[rejection.line] = {
+            "line": rejection.line,
+            "status": REJECTED,
+            "code": rejection.code,
+            "reason": rejection.reason,
+        }
+    result.results = [entries[line] for line in sorted(entries)]
+    tally = Counter(entry["status"] for entry in result.results)
+    result.stored, result.duplicate = tally[STORED], tally[DUPLICATE]
+    result.rejected = tally[REJECTED]
+    return result
