@@ -188,3 +188,10 @@ LOGGING = {
         "django.server": {"level": "WARNING"},
     },
 }
+
+# Probes (issue #5, probes part): probes in flight at once across all workers; lease
+# grace before an abandoned probe may be taken over; a pending run older than this is
+# re-sent by the sweep.
+PI_PROBES_MAX_CONCURRENCY = env_int("PI_PROBES_MAX_CONCURRENCY", 50)
+PI_PROBES_LEASE_GRACE_SECONDS = env_int("PI_PROBES_LEASE_GRACE_SECONDS", 30)
+PI_PROBES_STALE_PENDING_SECONDS = env_int("PI_PROBES_STALE_PENDING_SECONDS", 300)

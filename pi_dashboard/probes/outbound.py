@@ -54,6 +54,7 @@ class Destination:
     port: int
     ip: IPAddress
     base_path: str
+    query: str = ""
 
     @property
     def host_header(self) -> str:
@@ -64,9 +65,11 @@ class Destination:
     def url(self, path: str) -> str:
         """URL addressed to the checked IP (the Host header carries the name)."""
         ip = f"[{self.ip}]" if self.ip.version == 6 else str(self.ip)
-        return f"{self.scheme}://{ip}:{self.port}{self.base_path}{path}"
+        query = f"?{self.query}" if self.query else ""
+        return f"{self.scheme}://{ip}:{self.port}{self.base_path}{path}{query}"
 
     def display_url(self, path: str) -> str:
+        # No query string: it may carry a token.
         return f"{self.scheme}://{self.host_header}{self.base_path}{path}"
 
 
@@ -135,4 +138,5 @@ def destination_check(url: str, *, allow_private: bool) -> Destination:
         port=port,
         ip=addresses[0],
         base_path=parts.path.rstrip("/"),
+        query=parts.query,
     )

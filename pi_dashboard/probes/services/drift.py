@@ -1,0 +1,113 @@
+"""Drift: a verdict, grade or calibrated variant that differs from the previous run."""
+
+import logging
+from typing import Any
+
+from django.db import transaction
+from django.utils import timezone
+
+from pi_dashboard.lib.errors import DomainError
+from pi_dashboard.probes import crypto, notify
+from pi_dashboard.probes.models import (
+    Drift,
+    Endpoint,
+    NotificationChannel,
+    ProbeRun,
+    RunState,
+)
+
+log = logging.getLogger(__name__)
+
+
+def drift_record(*, endpoint: Endpoint, run: ProbeRun) -> Drift | None:
+    """Called inside run_finish's transaction, before the endpoint's latest is moved."""
+    previous = (
+        endpoint.runs.filter(state=RunState.DONE)
+        .exclude(pk=run.pk)
+        .order_by("-finished_at", "-id")
+        .first()
+    )
+    if previous is None:
+        return None  # a first verdict is not drift
+    before = (previous.verdict, previous.native_grade, previous.variant)
+    if before == (run.verdict, run.native_grade, run.variant):
+        return None
+    item = Drift.objects.create(
+        endpoint=endpoint,
+        run=run,
+        previous_run=previous,
+        model_key=endpoint.model_key,
+        previous_verdict=previous.verdict,
+        previous_grade=previous.native_grade,
+        previous_variant=previous.variant,
+        verdict=run.verdict,
+        grade=run.native_grade,
+        variant=run.variant,
+        at=run.finished_at or timezone.now(),
+    )
+    transaction.on_commit(lambda: _enqueue_notify(item.pk))
+    return item
+
+
+def _enqueue_notify(drift_id: int) -> None:
+    from pi_dashboard.probes import tasks
+
+    tasks.drift_notify.delay(drift_id)
+
+
+def drift_event(item: Drift) -> dict[str, Any]:
+    def side(verdict: str, grade: str, variant: str) -> dict[str, str]:
+        return {"verdict": verdict, "nativeGrade": grade, "variant": variant}
+
+    text = (
+        f"{item.model_key} via endpoint {item.endpoint.name}: "
+        f"{item.summary}" + (f" (variant {item.variant})" if item.variant else "")
+    )
+    return {
+        "event": "probe.drift",
+        "text": text,
+        "endpoint": {"id": item.endpoint_id, "name": item.endpoint.name},
+        "model": item.model_key,
+        "before": side(item.previous_verdict, item.previous_grade, item.previous_variant),
+        "after": side(item.verdict, item.grade, item.variant),
+        "at": item.at.isoformat(),
+        "run": item.run_id,
+        "url": notify.dashboard_url(f"/probes/runs/{item.run_id}/"),
+    }
+
+
+def channel_deliver(*, channel: NotificationChannel, subject: str, event: dict[str, Any]) -> str:
+    """Send through one channel and record the outcome on it; '' when it worked."""
+    try:
+        target = crypto.decrypt(channel.target_encrypted)
+        notify.send(kind=channel.kind, target=target, subject=subject, event=event)
+        error = ""
+    except DomainError as exc:
+        error = exc.detail
+    channel.last_error = error
+    if not error:
+        channel.last_sent_at = timezone.now()
+    channel.save(update_fields=["last_error", "last_sent_at"])
+    return error
+
+
+def drift_notify(*, drift_id: int) -> dict[str, str]:
+    """Announce one drift on every enabled channel (once: notified_at is the claim)."""
+    claimed = Drift.objects.filter(pk=drift_id, notified_at__isnull=True).update(
+        notified_at=timezone.now()
+    )
+    if not claimed:
+        return {}
+    item = Drift.objects.select_related("endpoint").get(pk=drift_id)
+    event = drift_event(item)
+    subject = f"[pi-dashboard] probe drift: {item.model_key} {item.summary}"
+    errors = {
+        channel.name: error
+        for channel in NotificationChannel.objects.filter(is_enabled=True)
+        if (error := channel_deliver(channel=channel, subject=subject, event=event))
+    }
+    if errors:
+        Drift.objects.filter(pk=drift_id).update(
+            notify_error="; ".join(f"{k}: {v}" for k, v in errors.items())
+        )
+    return errors

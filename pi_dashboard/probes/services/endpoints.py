@@ -1,0 +1,145 @@
+"""Endpoints: create, change, delete; and the decrypted target a probe talks to."""
+
+import os
+from dataclasses import dataclass, field
+from typing import Any
+
+from django.db import transaction
+
+from pi_dashboard.lib.errors import Conflict, DomainError
+from pi_dashboard.probes import chat, conf, crypto, outbound
+from pi_dashboard.probes.models import Endpoint, TokenParam
+
+HEADER_NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789-_")
+RESERVED_HEADERS = frozenset({"host", "content-length", "content-type", "transfer-encoding"})
+
+
+@dataclass
+class EndpointData:
+    """Fields an operator sets. Secrets: None keeps the stored value, "" clears it."""
+
+    name: str
+    base_url: str
+    server_model: str
+    model_key: str
+    api_key: str | None = None
+    api_key_env: str = ""
+    headers: dict[str, str] | None = None
+    timeout_seconds: float = 60.0
+    token_param: str = TokenParam.MAX_COMPLETION_TOKENS
+    is_streaming: bool = True
+    tags: list[str] = field(default_factory=list)
+    trials: int = 1
+    is_enabled: bool = True
+
+
+def endpoint_validate(data: EndpointData) -> None:
+    if not data.name.strip():
+        raise DomainError("Give the endpoint a name.", code="invalid_name")
+    if not data.base_url.startswith(("http://", "https://")):
+        raise DomainError("The base URL must start with http:// or https://.", code="invalid_url")
+    provider, _, model_id = data.model_key.partition("/")
+    if not provider or not model_id:
+        raise DomainError(
+            "The pi model key must look like provider/modelId.", code="invalid_model_key"
+        )
+    if not data.server_model.strip():
+        raise DomainError("Give the model id the server uses.", code="invalid_server_model")
+    if not 0.1 <= data.timeout_seconds <= 600:
+        raise DomainError("Timeout must be between 0.1 and 600 seconds.", code="invalid_timeout")
+    if not 1 <= data.trials <= 10:
+        raise DomainError("Trials (k) must be between 1 and 10.", code="invalid_trials")
+    if data.token_param not in TokenParam.values:
+        raise DomainError("Unknown token parameter.", code="invalid_token_param")
+    for name in data.headers or {}:
+        if not name or set(name.lower()) - HEADER_NAME_CHARS or name.lower() in RESERVED_HEADERS:
+            raise DomainError(f"Header name {name!r} is not allowed.", code="invalid_header")
+    if data.api_key_env and not data.api_key_env.replace("_", "").isalnum():
+        raise DomainError("The API key variable name is not valid.", code="invalid_env_name")
+
+
+def _apply(endpoint: Endpoint, data: EndpointData) -> None:
+    endpoint.name = data.name.strip()
+    endpoint.base_url = data.base_url.strip().rstrip("/")
+    endpoint.server_model = data.server_model.strip()
+    endpoint.model_key = data.model_key.strip()
+    endpoint.provider = endpoint.model_key.split("/", 1)[0]
+    endpoint.api_key_env = data.api_key_env.strip()
+    endpoint.timeout_seconds = data.timeout_seconds
+    endpoint.token_param = data.token_param
+    endpoint.is_streaming = data.is_streaming
+    endpoint.tags = sorted({t.strip() for t in data.tags if t.strip()})
+    endpoint.trials = data.trials
+    endpoint.is_enabled = data.is_enabled
+    if data.api_key is not None:
+        endpoint.api_key_encrypted = crypto.encrypt(data.api_key.strip())
+    if data.headers is not None:
+        endpoint.headers_encrypted = crypto.encrypt_json(data.headers)
+        endpoint.header_names = sorted(data.headers)
+
+
+@transaction.atomic
+def endpoint_create(*, data: EndpointData) -> Endpoint:
+    endpoint_validate(data)
+    if Endpoint.objects.filter(name=data.name.strip()).exists():
+        raise Conflict(f"An endpoint named {data.name!r} exists.", code="duplicate_name")
+    endpoint = Endpoint()
+    _apply(endpoint, data)
+    endpoint.save()
+    return endpoint
+
+
+@transaction.atomic
+def endpoint_update(*, endpoint: Endpoint, data: EndpointData) -> Endpoint:
+    endpoint_validate(data)
+    clash = Endpoint.objects.filter(name=data.name.strip()).exclude(pk=endpoint.pk)
+    if clash.exists():
+        raise Conflict(f"An endpoint named {data.name!r} exists.", code="duplicate_name")
+    _apply(endpoint, data)
+    endpoint.save()
+    return endpoint
+
+
+@transaction.atomic
+def endpoint_delete(*, endpoint: Endpoint) -> None:
+    endpoint.delete()
+
+
+def endpoint_api_key(endpoint: Endpoint) -> str:
+    """The key to send; raises DomainError when it cannot be had (pi: auth missing)."""
+    if endpoint.api_key_env:
+        value = os.environ.get(endpoint.api_key_env, "")
+        if not value:
+            raise DomainError(
+                f"No API key: environment variable {endpoint.api_key_env} is not set "
+                "on the worker.",
+                code="api_key_missing",
+            )
+        return value
+    return crypto.decrypt(endpoint.api_key_encrypted)
+
+
+def endpoint_target(endpoint: Endpoint) -> tuple[chat.Target | None, str, Any]:
+    """(target, setup error, destination). Raises outbound.OutboundRefused.
+
+    A missing or unreadable key is not a refusal: pi records it as the probe's
+    diagnostic (its native grading throws), so it comes back as the setup error.
+    """
+    destination = outbound.destination_check(
+        endpoint.base_url, allow_private=conf.allow_private()
+    )
+    try:
+        api_key = endpoint_api_key(endpoint)
+        headers = crypto.decrypt_json(endpoint.headers_encrypted)
+    except DomainError as exc:
+        return None, exc.detail, destination
+    target = chat.Target(
+        destination=destination,
+        model=endpoint.server_model,
+        api_key=api_key,
+        headers=headers,
+        timeout=endpoint.timeout_seconds,
+        token_param=endpoint.token_param,
+        stream=endpoint.is_streaming,
+    )
+    return target, "", destination

@@ -1,0 +1,54 @@
+"""Celery tasks of the probes app: thin, take ids, call one service each."""
+
+import httpx
+from celery import Task, shared_task
+
+from pi_dashboard.probes import services
+from pi_dashboard.probes.models import ProbeSchedule, Trigger
+
+PROBE_MAX_RETRIES = 3
+
+
+@shared_task(
+    bind=True,
+    acks_late=True,
+    reject_on_worker_lost=True,
+    # Only the endpoint being unreachable is worth retrying; a bad reply is a verdict.
+    autoretry_for=(httpx.TransportError,),
+    max_retries=PROBE_MAX_RETRIES,
+    retry_backoff=2,
+    retry_backoff_max=60,
+    retry_jitter=True,
+    soft_time_limit=900,
+    time_limit=930,
+)
+def probe_run(self: Task, run_id: int) -> str:  # type: ignore[type-arg]
+    final = self.request.retries >= PROBE_MAX_RETRIES
+    return services.probe_run_execute(run_id=run_id, final_attempt=final)
+
+
+@shared_task(bind=True, acks_late=True)
+def fleet_probe_scheduled(self: Task, schedule_id: int) -> str:  # type: ignore[type-arg]
+    """Fired by celery-beat; the message id makes a redelivered firing a no-op."""
+    schedule = ProbeSchedule.objects.filter(pk=schedule_id).first()
+    if schedule is None or schedule.is_paused:
+        return "schedule gone or paused"
+    fleet = services.fleet_probe_start(
+        key=f"schedule:{schedule.pk}:{self.request.id}",
+        trigger=Trigger.SCHEDULE,
+        selection_kind=schedule.selection_kind,
+        selection_value=schedule.selection_value,
+        schedule=schedule,
+        jitter_seconds=schedule.jitter_seconds,
+    )
+    return f"fleet probe {fleet.pk}: {fleet.endpoint_count} endpoints"
+
+
+@shared_task(acks_late=True)
+def runs_sweep() -> dict[str, int]:
+    return services.runs_sweep()
+
+
+@shared_task(acks_late=True)
+def drift_notify(drift_id: int) -> dict[str, str]:
+    return services.drift_notify(drift_id=drift_id)
