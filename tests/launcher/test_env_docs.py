@@ -23,9 +23,12 @@ def settings_env_names() -> set[str]:
             arg = node.args[0]
             if name in ENV_READERS and isinstance(arg, ast.Constant):
                 names.add(str(arg.value))
-        if isinstance(node, ast.Subscript) and "environ" in ast.unparse(node.value):
-            if isinstance(node.slice, ast.Constant):
-                names.add(str(node.slice.value))
+        if (
+            isinstance(node, ast.Subscript)
+            and "environ" in ast.unparse(node.value)
+            and isinstance(node.slice, ast.Constant)
+        ):
+            names.add(str(node.slice.value))
     return {n for n in names if re.fullmatch(r"[A-Z][A-Z0-9_]+", n)}
 
 
