@@ -1,8 +1,29 @@
 from django.urls import path
 
-from pi_dashboard.fleet import views
+from pi_dashboard.fleet import actions, views
 
 app_name = "fleet"
 urlpatterns = [
     path("", views.overview, name="overview"),
+    path("models/", views.model_list, name="models"),
+    # Model keys hold slashes (`openrouter/deepseek/deepseek-v3.2`): `path:` keeps them.
+    path("models/<path:key>/", views.model_detail, name="model"),
+    path("hosts/", views.host_list, name="hosts"),
+    path("hosts/<str:host_id>/", views.host_detail, name="host"),
+    path(
+        "hosts/<str:host_id>/models/<path:key>/",
+        views.host_model_detail,
+        name="host_model",
+    ),
+    # Actions name host and model in the form, so no URL has to follow a model key.
+    path("actions/remove-rule/", actions.remove_rule, name="action_remove_rule"),
+    path(
+        "actions/reset-protocol/", actions.reset_protocol, name="action_reset_protocol"
+    ),
+    path("actions/probe/", actions.probe, name="action_probe"),
+    path(
+        "actions/remove-rule-everywhere/",
+        actions.remove_rule_everywhere,
+        name="action_remove_rule_everywhere",
+    ),
 ]

@@ -1,15 +1,218 @@
-"""Fleet pages. Placeholder overview until the dashboard lands (issue #4)."""
+"""Fleet pages: server-rendered, one URL per page; htmx requests get the named partial.
+
+Every view reads through `fleet/pages/` (rollups and current state, never raw events
+for aggregates). Actions live in `fleet/actions.py`.
+"""
+
+from typing import Any
 
 from django.http import HttpRequest, HttpResponse
-from django.shortcuts import render
+from django.shortcuts import get_object_or_404, render
+from django.utils import timezone
 from django.views.decorators.http import require_GET
 
 from pi_dashboard.accounts.models import Role
 from pi_dashboard.accounts.roles import role_required
-from pi_dashboard.fleet.models import Host
+from pi_dashboard.fleet.forms import EventFilterForm, OverviewFilterForm
+from pi_dashboard.fleet.models import Agent, Host, HostModel, Model
+from pi_dashboard.fleet.pages import action_specs as specs
+from pi_dashboard.fleet.pages import detail, efficacy
+from pi_dashboard.fleet.pages import host_model as hm_pages
+from pi_dashboard.fleet.pages.charts import series_for
+from pi_dashboard.fleet.pages.failures import FAILURE_RATE_HELP, Counts, counts_by_cell
+from pi_dashboard.fleet.pages.overview import overview_build
+from pi_dashboard.fleet.pages.ranges import range_from_request
+from pi_dashboard.ingest.models import Dimension
+
+OUTCOME_CHOICES = ["repaired", "bounced", "failed", "rejected"]
+SORT_CHOICES = [
+    ("-failures", "most failures first"),
+    ("host", "host A–Z"),
+    ("-contact", "latest contact first"),
+    ("contact", "oldest contact first"),
+    ("-rules", "most rules first"),
+]
+
+
+def wants_partial(request: HttpRequest) -> bool:
+    """htmx asks for the page's live part (each page has one named partial)."""
+    htmx = getattr(request, "htmx", None)
+    return bool(htmx) and not htmx.boosted
+
+
+def partial_name(request: HttpRequest, template: str, partial: str) -> str:
+    return f"{template}#{partial}" if wants_partial(request) else template
+
+
+def base_context(request: HttpRequest) -> dict[str, Any]:
+    time_range = range_from_request(request)
+    return {
+        "time_range": time_range,
+        "now": timezone.now(),
+        "failure_rate_help": FAILURE_RATE_HELP,
+    }
 
 
 @require_GET
 @role_required(Role.VIEWER)
 def overview(request: HttpRequest) -> HttpResponse:
-    return render(request, "fleet/overview.html", {"hosts": Host.objects.all()})
+    ctx = base_context(request)
+    form = OverviewFilterForm(request.GET)
+    filters = form.cleaned_data if form.is_valid() else {}
+    sort = filters.get("sort") or "-failures"
+    ctx.update(
+        form=form,
+        sort=sort,
+        view=filters.get("view") or "matrix",
+        sort_choices=SORT_CHOICES,
+        overview=overview_build(
+            filters={**filters, "sort": sort},
+            since=ctx["time_range"].since(),
+            hours=ctx["time_range"].hours,
+            page_number=request.GET.get("page"),
+        ),
+    )
+    template = partial_name(request, "fleet/overview.html", "matrix")
+    return render(request, template, ctx)
+
+
+@require_GET
+@role_required(Role.VIEWER)
+def model_list(request: HttpRequest) -> HttpResponse:
+    ctx = base_context(request)
+    ctx["models"] = detail.models_list()
+    return render(request, "fleet/model_list.html", ctx)
+
+
+@require_GET
+@role_required(Role.VIEWER)
+def model_detail(request: HttpRequest, key: str) -> HttpResponse:
+    ctx = base_context(request)
+    model = get_object_or_404(Model, key=key)
+    tr = ctx["time_range"]
+    rows, by_mode = detail.model_hosts(model=model, since=tr.since(), hours=tr.hours)
+    ctx.update(
+        model=model,
+        rows=rows,
+        rules_by_mode=[
+            (
+                mode,
+                hosts,
+                specs.remove_everywhere_spec(
+                    model, mode, [r.host_model.host.pi_id for r in hosts]
+                ),
+            )
+            for mode, hosts in by_mode.items()
+        ],
+        charts=[
+            (
+                "repair-modes",
+                "Repair modes applied",
+                "repairs",
+                chart(tr, model, Dimension.REPAIR_MODE),
+            ),
+            (
+                "phases",
+                "Execution failures by phase",
+                "failures",
+                chart(tr, model, Dimension.PHASE),
+            ),
+            (
+                "codes",
+                "Execution failures by failure code",
+                "failures",
+                chart(tr, model, Dimension.FAILURE_CODE),
+            ),
+        ],
+        open_commands=list(detail.open_commands(model=model)),
+    )
+    return render(request, "fleet/model_detail.html", ctx)
+
+
+def chart(tr: Any, model: Model, dimension: Dimension) -> dict[str, Any]:
+    return series_for(dimension=dimension, time_range=tr, model_id=model.pk)
+
+
+@require_GET
+@role_required(Role.VIEWER)
+def host_list(request: HttpRequest) -> HttpResponse:
+    ctx = base_context(request)
+    hosts = list(detail.hosts_list())
+    names = detail.hostnames_by_host([h.pk for h in hosts])
+    ctx["hosts"] = [(h, names.get(h.pk, [])) for h in hosts]
+    return render(request, "fleet/host_list.html", ctx)
+
+
+@require_GET
+@role_required(Role.VIEWER)
+def host_detail(request: HttpRequest, host_id: str) -> HttpResponse:
+    ctx = base_context(request)
+    host = get_object_or_404(Host, pi_id=host_id)
+    tr = ctx["time_range"]
+    ctx.update(
+        host=host,
+        agents=list(Agent.objects.filter(host=host).order_by("hostname", "name")),
+        rows=detail.host_models(host=host, since=tr.since(), hours=tr.hours),
+        open_commands=list(detail.open_commands(host=host)),
+        recent_commands=detail.recent_commands(host=host),
+    )
+    template = partial_name(request, "fleet/host_detail.html", "commands")
+    return render(request, template, ctx)
+
+
+@require_GET
+@role_required(Role.VIEWER)
+def host_model_detail(request: HttpRequest, host_id: str, key: str) -> HttpResponse:
+    ctx = base_context(request)
+    hm = get_object_or_404(
+        HostModel.objects.select_related("host", "model"),
+        host__pi_id=host_id,
+        model__key=key,
+    )
+    form = EventFilterForm(request.GET)
+    filters = form.cleaned_data if form.is_valid() else {}
+    if wants_partial(request):
+        # Filtering or paging the events list: only that part is rendered.
+        ctx.update(
+            hm=hm,
+            event_form=form,
+            outcome_choices=OUTCOME_CHOICES,
+            events=hm_pages.events_page(
+                host_model=hm, filters=filters, cursor=filters.get("cursor") or ""
+            ),
+            event_options=hm_pages.event_filter_options(hm),
+        )
+        return render(request, "fleet/host_model_detail.html#events", ctx)
+    tr = ctx["time_range"]
+    hostnames = detail.hostnames_by_host([hm.host_id]).get(hm.host_id, [])
+    counts = counts_by_cell(
+        since=tr.since(), host_ids=[hm.host_id], model_ids=[hm.model_id]
+    ).get((hm.host_id, hm.model_id), Counts())
+    ctx.update(
+        hm=hm,
+        host=hm.host,
+        model=hm.model,
+        hostnames=hostnames,
+        profile=hm.entry.get("profile") or {},
+        counts=counts,
+        rate=counts.rate(tr.hours),
+        rules=[
+            {"rule": r, "specs": specs.remove_rule_specs(hm, r.mode, hostnames)}
+            for r in efficacy.rules_view(hm.entry, now=ctx["now"])
+        ],
+        probe_action=specs.probe_spec(hm, hostnames),
+        protocol_actions=specs.reset_protocol_specs(hm, hostnames)
+        if hm.protocol_status
+        else [],
+        teach_stats=efficacy.teach_stats_rows(hm.entry),
+        probe_history=hm_pages.probe_history(hm),
+        rule_history=hm_pages.rule_history(hm),
+        event_form=form,
+        outcome_choices=OUTCOME_CHOICES,
+        events=hm_pages.events_page(
+            host_model=hm, filters=filters, cursor=filters.get("cursor") or ""
+        ),
+        event_options=hm_pages.event_filter_options(hm),
+        recent_commands=detail.recent_commands(host=hm.host, model=hm.model),
+    )
+    return render(request, "fleet/host_model_detail.html", ctx)

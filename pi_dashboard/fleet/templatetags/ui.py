@@ -19,7 +19,7 @@ from django.urls import NoReverseMatch, reverse
 from django.utils import timezone
 from django.utils.html import format_html
 from django.utils.http import urlencode
-from django.utils.safestring import SafeString
+from django.utils.safestring import SafeString, mark_safe
 
 from pi_dashboard.fleet.pages.ranges import RANGES, range_from_request
 
@@ -181,7 +181,7 @@ def verdict_badge(status: str | None, grade: str | None = None) -> SafeString:
 def state_badge(state: str, confirmed: bool = False) -> SafeString:
     """A command state; "confirmed" once a later snapshot showed the effect."""
     if confirmed:
-        return format_html(
+        return mark_safe(  # noqa: S308 - a constant
             '<span class="badge badge-confirmed" title="applied, and the next '
             'snapshot shows the change">confirmed</span>'
         )
@@ -205,10 +205,10 @@ def outcome_badge(outcome: str) -> SafeString:
 def protocol_badge(status: str | None) -> SafeString:
     """Text-protocol calibration: calibrated / failed / none."""
     if status == "calibrated":
-        return format_html('<span class="badge badge-calibrated">calibrated</span>')
+        return mark_safe('<span class="badge badge-calibrated">calibrated</span>')  # noqa: S308
     if status == "failed":
-        return format_html('<span class="badge badge-failed">failed</span>')
-    return format_html('<span class="badge badge-neutral">none</span>')
+        return mark_safe('<span class="badge badge-failed">failed</span>')  # noqa: S308
+    return mark_safe('<span class="badge badge-neutral">none</span>')  # noqa: S308
 
 
 @register.simple_tag
@@ -275,3 +275,19 @@ def range_switcher(context: template.Context) -> dict[str, Any]:
             {"label": r.label, "url": "?" + params.urlencode(), "on": r == current}
         )
     return {"links": links}
+
+
+@register.filter
+def change_summary(value: Any) -> str:
+    """A Change's before/after (a string or a small JSON object) in one short line."""
+    if isinstance(value, dict):
+        keys = ("status", "variant", "nativeGrade", "text", "mode")
+        parts = [str(value[k]) for k in keys if value.get(k) not in (None, "")]
+        if parts:
+            return " · ".join(parts)
+        return ", ".join(
+            f"{k}={v}" for k, v in value.items() if not isinstance(v, dict)
+        )
+    if isinstance(value, list):
+        return ", ".join(str(v) for v in value)
+    return str(value)

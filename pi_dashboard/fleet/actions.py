@@ -1,0 +1,155 @@
+"""Operator actions: one POST each, calling one control service.
+
+htmx posts get a fragment with each created command's live status (the control app's
+`control/_command_status.html`, which polls until the command is final); plain form
+posts are redirected back to the page with a message. A refused action (DomainError)
+shows the service's message; the service has already audited it.
+"""
+
+from collections.abc import Callable
+
+from django import forms
+from django.contrib import messages
+from django.contrib.auth.models import User
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_POST
+
+from pi_dashboard.accounts.models import Role
+from pi_dashboard.accounts.roles import role_required
+from pi_dashboard.control import audit, services
+from pi_dashboard.control.models import Command
+from pi_dashboard.fleet.models import HostModel, Model
+from pi_dashboard.lib.errors import DomainError
+
+
+class HostModelActionForm(forms.Form):
+    host = forms.CharField(max_length=200)
+    model = forms.CharField(max_length=600)
+    mode = forms.CharField(max_length=200, required=False)
+    # remove-rule: also forget the teach stats; reset-protocol: probe again after.
+    also = forms.BooleanField(required=False)
+
+
+class ModelActionForm(forms.Form):
+    model = forms.CharField(max_length=600)
+    mode = forms.CharField(max_length=200)
+
+
+Service = Callable[[User, HostModel, forms.Form], list[Command]]
+
+
+def run_action(
+    request: HttpRequest,
+    *,
+    form: forms.Form,
+    back: str,
+    call: Callable[[], list[Command]],
+) -> HttpResponse:
+    """Call the service; answer with the commands' live status, or the refusal."""
+    try:
+        commands = call()
+    except DomainError as error:
+        if request.htmx:  # type: ignore[attr-defined]
+            return render(request, "fleet/_action_result.html", {"error": error.detail})
+        messages.error(request, error.detail)
+        return redirect(back)
+    if request.htmx:  # type: ignore[attr-defined]
+        return render(request, "fleet/_action_result.html", {"commands": commands})
+    messages.success(
+        request,
+        f"Sent {len(commands)} command{'s' if len(commands) != 1 else ''}: "
+        + ", ".join(f"{c.get_kind_display()} on {c.host.pi_id}" for c in commands),
+    )
+    return redirect(back)
+
+
+def host_model_action(request: HttpRequest, service: Service) -> HttpResponse:
+    form = HostModelActionForm(request.POST)
+    if not form.is_valid():
+        return HttpResponse(
+            f"Bad request: {form.errors.as_text()}",
+            status=400,
+            content_type="text/plain",
+        )
+    hm = get_object_or_404(
+        HostModel.objects.select_related("host", "model"),
+        host__pi_id=form.cleaned_data["host"],
+        model__key=form.cleaned_data["model"],
+    )
+    back = reverse("fleet:host_model", args=[hm.host.pi_id, hm.model.key])
+    user = request.user
+    assert isinstance(user, User)
+    return run_action(
+        request, form=form, back=back, call=lambda: service(user, hm, form)
+    )
+
+
+@require_POST
+@role_required(Role.OPERATOR)
+def remove_rule(request: HttpRequest) -> HttpResponse:
+    def call(user: User, hm: HostModel, form: forms.Form) -> list[Command]:
+        mode = form.cleaned_data["mode"]
+        if not mode:
+            raise DomainError("Which rule? The repair mode is missing.")
+        return services.action_remove_rule(
+            actor=user,
+            host_model=hm,
+            mode=mode,
+            forget=form.cleaned_data["also"],
+            ip_address=audit.client_ip(request),
+        )
+
+    return host_model_action(request, call)
+
+
+@require_POST
+@role_required(Role.OPERATOR)
+def reset_protocol(request: HttpRequest) -> HttpResponse:
+    def call(user: User, hm: HostModel, form: forms.Form) -> list[Command]:
+        return services.action_reset_protocol(
+            actor=user,
+            host_model=hm,
+            reprobe=form.cleaned_data["also"],
+            ip_address=audit.client_ip(request),
+        )
+
+    return host_model_action(request, call)
+
+
+@require_POST
+@role_required(Role.OPERATOR)
+def probe(request: HttpRequest) -> HttpResponse:
+    def call(user: User, hm: HostModel, form: forms.Form) -> list[Command]:
+        return services.action_probe_on_host(
+            actor=user, host_model=hm, ip_address=audit.client_ip(request)
+        )
+
+    return host_model_action(request, call)
+
+
+@require_POST
+@role_required(Role.OPERATOR)
+def remove_rule_everywhere(request: HttpRequest) -> HttpResponse:
+    form = ModelActionForm(request.POST)
+    if not form.is_valid():
+        return HttpResponse(
+            f"Bad request: {form.errors.as_text()}",
+            status=400,
+            content_type="text/plain",
+        )
+    model = get_object_or_404(Model, key=form.cleaned_data["model"])
+    user = request.user
+    assert isinstance(user, User)
+    return run_action(
+        request,
+        form=form,
+        back=reverse("fleet:model", args=[model.key]),
+        call=lambda: services.action_remove_rule_everywhere(
+            actor=user,
+            model=model,
+            mode=form.cleaned_data["mode"],
+            ip_address=audit.client_ip(request),
+        ),
+    )
