@@ -9,7 +9,7 @@ from typing import Any, cast
 
 from django.contrib.auth.models import User
 from django.http import HttpRequest, StreamingHttpResponse
-from ninja import Query, Router
+from ninja import Query, Router, Status
 
 from pi_dashboard.accounts.auth import operator_auth, require_role
 from pi_dashboard.accounts.models import Role
@@ -89,7 +89,7 @@ def create_command(request: HttpRequest, payload: CommandCreateIn) -> Any:
         params=payload.params,
         ip_address=client_ip(request),
     )
-    return 201, selectors.command_get(command_id=command.pk)
+    return Status(201, selectors.command_get(command_id=command.pk))
 
 
 @router.get(

@@ -21,7 +21,9 @@ GPT = "openai/gpt-5.1"  # AMD: 3 rules, no protocol; Apple: no rules
 
 @pytest.fixture
 def store(pi_fixtures: Path) -> dict[str, Any]:
-    data: dict[str, Any] = json.loads((pi_fixtures / "model-adaptation.json").read_text())
+    data: dict[str, Any] = json.loads(
+        (pi_fixtures / "model-adaptation.json").read_text()
+    )
     return data
 
 
@@ -30,7 +32,11 @@ def host_model_from(entry: dict[str, Any]) -> HostModel:
     fp = entry["host"]
     host, _ = Host.objects.get_or_create(
         pi_id=fp["id"],
-        defaults={"cpu": fp["cpu"], "cores": fp["cores"], "total_mem_gb": fp["totalMemGb"]},
+        defaults={
+            "cpu": fp["cpu"],
+            "cores": fp["cores"],
+            "total_mem_gb": fp["totalMemGb"],
+        },
     )
     provider, _, model_id = entry["model"].partition("/")
     model, _ = Model.objects.get_or_create(
