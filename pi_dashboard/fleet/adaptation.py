@@ -292,7 +292,7 @@ def profile_normalise(profile: dict[str, Any]) -> tuple[dict[str, Any], list[str
             else:
                 notes.append(f"profile.{name} is not valid")
     raw_stats = profile.get("teachStats")
-    stats = raw_stats if _is_obj(raw_stats) else {}
+    stats: dict[str, Any] = raw_stats if isinstance(raw_stats, dict) else {}
     result["teachStats"] = {m: s for m, s in stats.items() if is_teach_stats(s)}
     notes += [
         f"teachStats.{m} is not valid"

@@ -97,6 +97,9 @@ class HostModel(models.Model):
         Model, on_delete=models.CASCADE, related_name="host_models"
     )
     entry = models.JSONField(default=dict)
+    # The exact entry as ASCII-escaped JSON when `entry` had to be sanitised (lone
+    # surrogates, NUL: see lib/jsonsafe.py); readers show this one when set.
+    entry_original = models.TextField(blank=True, default="")
     # pi's `at`: last write to this entry (perf samples included). Snapshots whose
     # entry is older than this never roll the state back.
     entry_at = models.DateTimeField(null=True)

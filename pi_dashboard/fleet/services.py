@@ -19,7 +19,6 @@ from pi_dashboard.lib.errors import DomainError
 from pi_dashboard.lib.isotime import parse_iso
 from pi_dashboard.lib.tokens import token_display_prefix, token_generate, token_hash
 
-
 MAX_HOST_ID = 200  # Host.pi_id
 MAX_MODEL_KEY = 600  # Model.key
 
@@ -124,14 +123,14 @@ def snapshot_ingest(*, agent: Agent, body: bytes) -> SnapshotResult:
     except jsonsafe.JSONLineError as exc:
         raise InvalidSnapshot(f"The snapshot is not valid JSON: {exc}.") from exc
     digest = jsonsafe.content_hash(document)
-    original = "" if is_safe else jsonsafe.escaped(document)
-    if not is_safe:
-        document = jsonsafe.sanitise(document)
     try:
         parsed = adaptation.store_parse(document)
     except adaptation.InvalidStore as exc:
         raise InvalidSnapshot(str(exc)) from exc
     _drop_unstorable(parsed)
+    original = "" if is_safe else jsonsafe.escaped(document)
+    if not is_safe:
+        document = jsonsafe.sanitise(document)
     result = _snapshot_apply(agent, parsed, document, digest, original)
     result.dropped = [
         {"host": d.host, "model": d.model, "reason": d.reason} for d in parsed.dropped
@@ -143,6 +142,9 @@ def _drop_unstorable(parsed: adaptation.ParsedStore) -> None:
     """Entries whose host id or model key cannot fit our columns are reported."""
     kept = []
     for item in parsed.entries:
+        # Ids and keys are columns: a lone surrogate or NUL in them cannot be kept.
+        item.host_id = jsonsafe.sanitise_text(item.host_id)
+        item.key = jsonsafe.sanitise_text(item.key)
         if len(item.host_id) > MAX_HOST_ID or len(item.key) > MAX_MODEL_KEY:
             reason = "host id or model key is too long to store"
             parsed.dropped.append(adaptation.Dropped(item.host_id, item.key, reason))
@@ -201,20 +203,26 @@ def _entry_apply(host: Host, item: StoreEntry) -> int | None:
     current = (
         HostModel.objects.select_for_update().filter(host=host, model=model).first()
     )
-    if current is not None and current.entry_at is not None:
-        if item.at is None or item.at < current.entry_at:
-            return None
+    stored_at = current.entry_at if current is not None else None
+    if stored_at is not None and (item.at is None or item.at < stored_at):
+        return None
     _host_update(host, item)
     count = 0
-    if current is None or current.entry != item.entry:
-        old = current.entry if current is not None else None
+    if current is None or _faithful_entry(current) != item.entry:
+        old = _faithful_entry(current) if current is not None else None
         current = current or HostModel(host=host, model=model)
         _host_model_fill(current, item)
         current.save()
         specs = adaptation.entry_changes(old, item.entry)
         Change.objects.bulk_create(
-            Change(host_model=current, kind=s.kind, at=s.at, mode=s.mode[:200],
-                   before=s.before, after=s.after)
+            Change(
+                host_model=current,
+                kind=s.kind,
+                at=s.at,
+                mode=jsonsafe.sanitise_text(s.mode)[:200],
+                before=jsonsafe.sanitise(s.before),
+                after=jsonsafe.sanitise(s.after),
+            )
             for s in specs
         )
         count = len(specs)
@@ -224,6 +232,13 @@ def _entry_apply(host: Host, item: StoreEntry) -> int | None:
         host=host, model=model, entry=item.entry, taken_at=item.at or timezone.now()
     )
     return count
+
+
+def _faithful_entry(host_model: HostModel) -> dict[str, Any]:
+    entry: dict[str, Any] = jsonsafe.faithful(
+        host_model.entry, host_model.entry_original
+    )
+    return entry
 
 
 def _model_get(key: str) -> Model:
@@ -251,7 +266,9 @@ def _host_model_fill(host_model: HostModel, item: StoreEntry) -> None:
     profile = item.entry["profile"]
     probe = profile.get("toolProbe") or {}
     protocol = profile.get("protocol")
-    host_model.entry = item.entry
+    is_safe = not jsonsafe.contains_unsafe(item.entry)
+    host_model.entry = item.entry if is_safe else jsonsafe.sanitise(item.entry)
+    host_model.entry_original = "" if is_safe else jsonsafe.escaped(item.entry)
     host_model.entry_at = item.at
     host_model.probe_status = str(probe.get("status", ""))[:16]
     host_model.probe_grade = str(probe.get("nativeGrade", ""))[:16]

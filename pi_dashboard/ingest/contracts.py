@@ -1,4 +1,4 @@
-"""The published JSON Schemas (draft 2020-12) of every record kind, and their validators.
+"""The published JSON Schemas (draft 2020-12) of every record kind; their validators.
 
 The schema files in `schemas/` are the contract served at /api/v1/schemas/. Validators
 are built once per process. They are Draft202012Validator with one change that keeps
@@ -41,8 +41,10 @@ def _type_check(name: str) -> Check | None:
         "string": lambda v: isinstance(v, str),
         "boolean": lambda v: isinstance(v, bool),
         "number": lambda v: isinstance(v, int | float) and not isinstance(v, bool),
-        "integer": lambda v: (isinstance(v, int) and not isinstance(v, bool))
-        or (isinstance(v, float) and v.is_integer()),
+        "integer": lambda v: (
+            (isinstance(v, int) and not isinstance(v, bool))
+            or (isinstance(v, float) and v.is_integer())
+        ),
         "object": lambda v: isinstance(v, dict),
         "array": lambda v: isinstance(v, list),
     }
@@ -85,12 +87,12 @@ def _fast_properties(
         check = cached[1]
         if check is not None and check(instance[prop]):
             continue
-        yield from validator.descend(  # type: ignore[attr-defined]
-            instance[prop], sub, path=prop, schema_path=prop
-        )
+        yield from validator.descend(instance[prop], sub, path=prop, schema_path=prop)
 
 
-FastValidator = extend(Draft202012Validator, validators={"properties": _fast_properties})
+FastValidator = extend(
+    Draft202012Validator, validators={"properties": _fast_properties}
+)
 
 
 @cache

@@ -11,11 +11,15 @@ from dataclasses import dataclass
 from typing import Any
 
 from django.conf import settings
+from django.http import HttpRequest
 
 from pi_dashboard.ingest import contracts
 from pi_dashboard.lib import jsonsafe
 from pi_dashboard.lib.errors import DomainError
 
+# Reading at most this much of an over-limit body before answering 413 lets clients
+# that send it anyway see the answer instead of a reset connection.
+DRAIN_LIMIT = 64 * 1024 * 1024
 # A line is one pi record; 1 MiB is far above anything pi writes (its own log refuses
 # single records over 4 MiB, and event lines are bounded to about 60 KiB).
 DEFAULT_MAX_LINE_BYTES = 1024 * 1024
@@ -97,6 +101,23 @@ def gunzip_capped(data: bytes, *, limit: int) -> bytes:
     return bytes(out)
 
 
+def request_body(request: HttpRequest) -> bytes:
+    """The request body after gunzip, refused (413) past the configured limits."""
+    limit = max_bytes()
+    try:
+        length = int(request.META.get("CONTENT_LENGTH") or 0)
+    except ValueError:
+        length = 0
+    if length > limit:
+        remaining = min(length, DRAIN_LIMIT)
+        while remaining > 0 and (chunk := request.read(min(remaining, 1 << 20))):
+            remaining -= len(chunk)
+        raise TooLarge(f"The body is over {limit} bytes.")
+    raw = request.read(limit + 1)
+    encoding = request.headers.get("Content-Encoding", "")
+    return body_decode(raw, content_encoding=encoding)
+
+
 def lines_split(body: bytes) -> list[tuple[int, bytes]]:
     """(1-based line number, bytes) of every non-blank line; refused past the limit."""
     numbered = [
@@ -105,7 +126,9 @@ def lines_split(body: bytes) -> list[tuple[int, bytes]]:
         if line.strip()
     ]
     if len(numbered) > max_lines():
-        raise TooLarge(f"The batch has {len(numbered)} lines; the limit is {max_lines()}.")
+        raise TooLarge(
+            f"The batch has {len(numbered)} lines; the limit is {max_lines()}."
+        )
     return numbered
 
 

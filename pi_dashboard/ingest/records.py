@@ -37,7 +37,7 @@ class Prepared:
     model_key: str | None
     row: list[Any]
     bucket: datetime
-    cells: list[tuple[str, str]] = field(default_factory=list)
+    cells: list[tuple[Dimension, str]] = field(default_factory=list)
 
 
 def event_classify(value: dict[str, Any]) -> str:
@@ -81,7 +81,9 @@ def model_key(provider: Any, model: Any) -> str | None:
 def _ts(record: Accepted) -> datetime | Rejection:
     moment = parse_iso(record.value.get("ts"))
     if moment is None:
-        return Rejection(record.line, "invalid_timestamp", "ts is not an ISO-8601 time.")
+        return Rejection(
+            record.line, "invalid_timestamp", "ts is not an ISO-8601 time."
+        )
     return moment
 
 
@@ -106,7 +108,10 @@ def event_prepare(record: Accepted) -> Prepared | Rejection:
     row = [None, record.digest, v["kind"], ts, v["sessionId"], v["recordId"], v["tool"]]
     row += [outcome, phase, code, text_protocol, _payload(record), record.original]
     prefix = "validation" if is_validation else "execution"
-    cells = [(Dimension.OUTCOME, _cut(f"{prefix}:{outcome}")), (Dimension.TOOL, _cut(v["tool"]))]
+    cells = [
+        (Dimension.OUTCOME, _cut(f"{prefix}:{outcome}")),
+        (Dimension.TOOL, _cut(v["tool"])),
+    ]
     if is_validation:
         cells += [(Dimension.FAILURE_MODE, _cut(mode)) for mode in v["failureModes"]]
         cells += [(Dimension.REPAIR_MODE, _cut(mode)) for mode in v["repairsApplied"]]
@@ -128,7 +133,7 @@ def corpus_prepare(record: Accepted) -> Prepared | Rejection:
     row += [_payload(record), record.original]
     # Tool rows repeat what the event log already counts (one bounced call writes a
     # row to each file, pitfalls §22); only provider errors are counted from here.
-    cells = []
+    cells: list[tuple[Dimension, str]] = []
     if kind == "provider":
         cells = [
             (Dimension.OUTCOME, _cut(f"provider:{reason}")),

@@ -93,7 +93,7 @@ def models_ensure(keys: Iterable[str]) -> dict[str, int]:
 
 
 def events_insert(host_id: int, rows: list[tuple[Any, ...]]) -> set[bytes]:
-    """Insert event rows (model, hash, kind, ts, …); returns the hashes that were new."""
+    """Insert event rows (model, hash, kind, ts, …); returns the new hashes."""
     return _insert_returning(_EVENT_INSERT, host_id, rows, width=13)
 
 
@@ -126,7 +126,10 @@ def rollups_add(host_id: int, counts: dict[RollupCell, int]) -> None:
     """Add counts to hourly rollup cells in one upsert (sorted: stable lock order)."""
     if not counts:
         return
-    cells = sorted(counts.items(), key=lambda item: (item[0][0], item[0][1] or 0, *item[0][2:]))
-    rows = [(*cell, count) for cell, count in cells]
+    cells = sorted(
+        counts.items(), key=lambda item: (item[0][0], item[0][1] or 0, *item[0][2:])
+    )
+    # Plain str: psycopg would dump a str Enum (Dimension) by its name, not its value.
+    rows = [(b, m, str(d), str(k), count) for (b, m, d, k), count in cells]
     with connection.cursor() as cursor:
         cursor.execute(_ROLLUP_UPSERT, [host_id, *columns(rows, 5)])

@@ -62,9 +62,7 @@ def contains_unsafe(value: Any) -> bool:
     if isinstance(value, str):
         return _UNSAFE.search(value) is not None
     if isinstance(value, dict):
-        return any(
-            contains_unsafe(k) or contains_unsafe(v) for k, v in value.items()
-        )
+        return any(contains_unsafe(k) or contains_unsafe(v) for k, v in value.items())
     if isinstance(value, list):
         return any(contains_unsafe(v) for v in value)
     return False

@@ -4,83 +4,84 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('fleet', '0001_initial'),
-        ('ingest', '0001_initial'),
+        ("fleet", "0001_initial"),
+        ("ingest", "0001_initial"),
     ]
 
     operations = [
         migrations.RemoveIndex(
-            model_name='corpusrecord',
-            name='corpus_host_model_ts',
+            model_name="corpusrecord",
+            name="corpus_host_model_ts",
         ),
         migrations.AddField(
-            model_name='corpusrecord',
-            name='state',
-            field=models.TextField(blank=True, default=''),
+            model_name="corpusrecord",
+            name="state",
+            field=models.TextField(blank=True, default=""),
         ),
         migrations.AddField(
-            model_name='sessionstats',
-            name='original',
-            field=models.TextField(blank=True, default=''),
+            model_name="sessionstats",
+            name="original",
+            field=models.TextField(blank=True, default=""),
         ),
         migrations.AlterField(
-            model_name='corpusrecord',
-            name='failure_code',
-            field=models.TextField(blank=True, default=''),
+            model_name="corpusrecord",
+            name="failure_code",
+            field=models.TextField(blank=True, default=""),
         ),
         migrations.AlterField(
-            model_name='corpusrecord',
-            name='phase',
-            field=models.TextField(blank=True, default=''),
+            model_name="corpusrecord",
+            name="phase",
+            field=models.TextField(blank=True, default=""),
         ),
         migrations.AlterField(
-            model_name='corpusrecord',
-            name='reason',
-            field=models.TextField(blank=True, default=''),
+            model_name="corpusrecord",
+            name="reason",
+            field=models.TextField(blank=True, default=""),
         ),
         migrations.AlterField(
-            model_name='corpusrecord',
-            name='tool',
-            field=models.TextField(blank=True, default=''),
+            model_name="corpusrecord",
+            name="tool",
+            field=models.TextField(blank=True, default=""),
         ),
         migrations.AlterField(
-            model_name='eventrecord',
-            name='failure_code',
-            field=models.TextField(blank=True, default=''),
+            model_name="eventrecord",
+            name="failure_code",
+            field=models.TextField(blank=True, default=""),
         ),
         migrations.AlterField(
-            model_name='eventrecord',
-            name='outcome',
+            model_name="eventrecord",
+            name="outcome",
             field=models.TextField(),
         ),
         migrations.AlterField(
-            model_name='eventrecord',
-            name='phase',
-            field=models.TextField(blank=True, default=''),
+            model_name="eventrecord",
+            name="phase",
+            field=models.TextField(blank=True, default=""),
         ),
         migrations.AlterField(
-            model_name='eventrecord',
-            name='record_id',
+            model_name="eventrecord",
+            name="record_id",
             field=models.TextField(),
         ),
         migrations.AlterField(
-            model_name='eventrecord',
-            name='session_id',
+            model_name="eventrecord",
+            name="session_id",
             field=models.TextField(),
         ),
         migrations.AlterField(
-            model_name='eventrecord',
-            name='tool',
+            model_name="eventrecord",
+            name="tool",
             field=models.TextField(),
         ),
         migrations.AddIndex(
-            model_name='corpusrecord',
-            index=models.Index(fields=['host', 'model', '-ts', '-id'], name='corpus_host_model_ts_id'),
+            model_name="corpusrecord",
+            index=models.Index(
+                fields=["host", "model", "-ts", "-id"], name="corpus_host_model_ts_id"
+            ),
         ),
         migrations.AddIndex(
-            model_name='corpusrecord',
-            index=models.Index(fields=['-ts', '-id'], name='corpus_ts'),
+            model_name="corpusrecord",
+            index=models.Index(fields=["-ts", "-id"], name="corpus_ts"),
         ),
     ]

@@ -1,0 +1,137 @@
+"""Reads of shipped records: events and corpus pages (cursor on (ts, id)), rollups."""
+
+import base64
+import binascii
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from django.db.models import F, Q, QuerySet, Sum
+from django.db.models.functions import TruncDay
+
+from pi_dashboard.ingest.models import CorpusRecord, EventRecord, Rollup
+from pi_dashboard.lib import jsonsafe
+from pi_dashboard.lib.errors import DomainError
+from pi_dashboard.lib.isotime import parse_iso
+
+
+class BadCursor(DomainError):
+    code = "bad_cursor"
+
+
+@dataclass
+class RecordFilters:
+    host: str | None = None
+    model: str | None = None
+    kind: str | None = None
+    outcome: str | None = None
+    phase: str | None = None
+    failure_code: str | None = None
+    tool: str | None = None
+    reason: str | None = None
+    since: datetime | None = None
+    until: datetime | None = None
+
+
+def cursor_encode(ts: datetime, pk: int) -> str:
+    return base64.urlsafe_b64encode(f"{ts.isoformat()}|{pk}".encode()).decode()
+
+
+def cursor_decode(cursor: str) -> tuple[datetime, int]:
+    try:
+        ts_text, _, pk = (
+            base64.urlsafe_b64decode(cursor.encode()).decode().partition("|")
+        )
+        ts = parse_iso(ts_text)
+        if ts is None:
+            raise ValueError(ts_text)
+        return ts, int(pk)
+    except (ValueError, UnicodeDecodeError, binascii.Error) as exc:
+        raise BadCursor("The cursor is not one this API returned.") from exc
+
+
+def _filtered(qs: QuerySet[Any], f: RecordFilters) -> QuerySet[Any]:
+    exact = {
+        "host__pi_id": f.host,
+        "model__key": f.model,
+        "kind": f.kind,
+        "phase": f.phase,
+        "failure_code": f.failure_code,
+        "tool": f.tool,
+    }
+    qs = qs.filter(**{k: v for k, v in exact.items() if v is not None})
+    if f.since is not None:
+        qs = qs.filter(ts__gte=f.since)
+    if f.until is not None:
+        qs = qs.filter(ts__lt=f.until)
+    return qs
+
+
+def _page(
+    qs: QuerySet[Any], *, cursor: str | None, limit: int
+) -> tuple[list[Any], str | None]:
+    """Newest first; the cursor is the (ts, id) of the last row, so pages are stable."""
+    if cursor:
+        ts, pk = cursor_decode(cursor)
+        qs = qs.filter(Q(ts__lt=ts) | Q(ts=ts, id__lt=pk))
+    rows = list(qs.order_by("-ts", "-id")[: limit + 1])
+    more = len(rows) > limit
+    rows = rows[:limit]
+    return rows, (cursor_encode(rows[-1].ts, rows[-1].pk) if more and rows else None)
+
+
+def event_page(
+    *, filters: RecordFilters, cursor: str | None, limit: int
+) -> tuple[list[EventRecord], str | None]:
+    qs = _filtered(EventRecord.objects.select_related("host", "model"), filters)
+    if filters.outcome is not None:
+        qs = qs.filter(outcome=filters.outcome)
+    return _page(qs, cursor=cursor, limit=limit)
+
+
+def corpus_page(
+    *, filters: RecordFilters, cursor: str | None, limit: int
+) -> tuple[list[CorpusRecord], str | None]:
+    qs = _filtered(CorpusRecord.objects.select_related("host", "model"), filters)
+    if filters.outcome is not None:
+        qs = qs.filter(state=filters.outcome)
+    if filters.reason is not None:
+        qs = qs.filter(reason=filters.reason)
+    return _page(qs, cursor=cursor, limit=limit)
+
+
+def record_faithful(record: EventRecord | CorpusRecord) -> Any:
+    """The record exactly as pi wrote it (lone surrogates and NUL included)."""
+    return jsonsafe.faithful(record.payload, record.original)
+
+
+def rollup_series(
+    *,
+    dimension: str,
+    host: str | None = None,
+    model: str | None = None,
+    since: datetime | None = None,
+    until: datetime | None = None,
+    bucket: str = "hour",
+) -> list[dict[str, Any]]:
+    """Counts per time bucket and key, summed over the hosts and models selected."""
+    qs = Rollup.objects.filter(dimension=dimension)
+    if host is not None:
+        qs = qs.filter(host__pi_id=host)
+    if model is not None:
+        qs = qs.filter(model__key=model)
+    if since is not None:
+        qs = qs.filter(bucket__gte=since)
+    if until is not None:
+        qs = qs.filter(bucket__lt=until)
+    start = TruncDay("bucket") if bucket == "day" else F("bucket")
+    rows = (
+        qs.annotate(start=start)
+        .values("start", "key")
+        .annotate(count=Sum("count"))
+        .order_by("start", "key")
+    )
+    return [
+        {"bucket": row["start"], "key": row["key"], "count": row["count"]}
+        for row in rows
+    ]
