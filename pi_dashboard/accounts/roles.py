@@ -2,11 +2,12 @@
 
 from collections.abc import Callable
 from functools import wraps
-from typing import Any
+from typing import Any, TypeVar, cast
 
 from django.contrib.auth.decorators import login_required
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.http import HttpRequest, HttpResponse
+from django.http.response import HttpResponseBase
 
 from pi_dashboard.accounts.models import ROLE_RANK, Role
 
@@ -29,14 +30,18 @@ def has_role(user: User, needed: Role) -> bool:
 
 
 ViewFunc = Callable[..., HttpResponse]
+# Any view, streaming ones included; the decorator keeps the view's own type.
+AnyView = TypeVar("AnyView", bound=Callable[..., HttpResponseBase])
 
 
-def role_required(needed: Role) -> Callable[[ViewFunc], ViewFunc]:
+def role_required(needed: Role) -> Callable[[AnyView], AnyView]:
     """Login required, then the role; a refusal is a 403 and is audited."""
 
-    def decorator(view: ViewFunc) -> ViewFunc:
+    def decorator(view: AnyView) -> AnyView:
         @wraps(view)
-        def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        def wrapper(
+            request: HttpRequest, *args: Any, **kwargs: Any
+        ) -> HttpResponseBase:
             if not has_role(request.user, needed):
                 from pi_dashboard.control import audit
 
@@ -45,6 +50,6 @@ def role_required(needed: Role) -> Callable[[ViewFunc], ViewFunc]:
                 )
             return view(request, *args, **kwargs)
 
-        return login_required(wrapper)
+        return cast(AnyView, login_required(wrapper))
 
     return decorator

@@ -1,6 +1,6 @@
 """Filter forms of the control pages: query strings are validated, never trusted."""
 
-from datetime import datetime, time, timedelta
+from datetime import date, datetime, time, timedelta
 
 from django import forms
 from django.utils import timezone
@@ -54,5 +54,5 @@ class AuditFilterForm(forms.Form):
         )
 
 
-def _day_start(day: object) -> datetime:
-    return datetime.combine(day, time.min, tzinfo=timezone.get_current_timezone())  # type: ignore[call-overload]
+def _day_start(day: date) -> datetime:
+    return datetime.combine(day, time.min, tzinfo=timezone.get_current_timezone())

@@ -20,7 +20,9 @@ AUDIT_PAGE_SIZE = 50
 
 def _wants_partial(request: HttpRequest) -> bool:
     htmx = getattr(request, "htmx", None)
-    return bool(htmx) and not htmx.boosted
+    if not htmx:
+        return False
+    return not htmx.boosted
 
 
 @require_GET

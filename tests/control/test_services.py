@@ -1,4 +1,5 @@
-"""Command services: validation, duplicates, actions, delivery, ack, expiry, confirmation."""
+"""Command services: validation, duplicates, actions, delivery, ack, expiry,
+confirmation."""
 
 import copy
 from datetime import timedelta
