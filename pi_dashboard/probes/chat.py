@@ -9,6 +9,7 @@ reply without the expected call, as pi treats it.
 
 import functools
 import json
+import logging
 import ssl
 import time
 from dataclasses import dataclass, field
@@ -18,6 +19,9 @@ import httpx
 
 from pi_dashboard.probes import redact
 from pi_dashboard.probes.outbound import Destination
+
+# httpx logs every request URL at INFO; a webhook URL's query string can hold a token.
+logging.getLogger("httpx").setLevel(logging.WARNING)
 
 MAX_REPLY_BYTES = 1024 * 1024
 REASONING_FIELDS = ("reasoning_content", "reasoning", "reasoning_text")

@@ -81,14 +81,18 @@ def address_refusal(ip: IPAddress, *, allow_private: bool) -> str | None:
         return f"{ip} is a cloud metadata address"
     if ip.is_link_local:
         return f"{ip} is a link-local address"
-    if ip.is_unspecified or ip.is_multicast or ip.is_reserved:
+    if ip.is_unspecified or ip.is_multicast:
         return f"{ip} is not a routable unicast address"
-    is_private = ip.is_private or ip.is_loopback or (ip.version == 4 and ip in CGNAT)
-    if is_private and not allow_private:
+    # Loopback before reserved: Python counts ::1 as reserved (::/8).
+    if ip.is_loopback or ip.is_private or (ip.version == 4 and ip in CGNAT):
+        if allow_private:
+            return None
         return (
             f"{ip} is a private or loopback address "
             "(allowed only with PI_PROBES_ALLOW_PRIVATE)"
         )
+    if ip.is_reserved:
+        return f"{ip} is not a routable unicast address"
     return None
 
 

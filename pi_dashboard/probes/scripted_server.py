@@ -16,6 +16,7 @@ The model id picks the behaviour: `<behaviour>[@<latency ms>][#<anything>]`, e.g
 - envelope-in-reasoning_content: empty content, the envelope in reasoning_content
 - garbage, empty, http-500, slow (sleeps --slow-seconds before answering)
 - drifting: alternates native-correct and text-tool-tag on every probe (for drift demos)
+- redirect: answers 307 to a cloud metadata URL (a probe must not follow it)
 
 Streaming (`stream: true`) answers with server-sent events, splitting content, reasoning
 and tool-call arguments over several chunks as real servers do.
@@ -48,6 +49,7 @@ BEHAVIOURS = (
     "http-500",
     "slow",
     "drifting",
+    "redirect",
 )
 DIALECT_OF = {f"text-{v}": v for v in textproto.VARIANTS}
 PATH = re.compile(r'path exactly "([^"]*)"')
@@ -245,6 +247,12 @@ class Handler(BaseHTTPRequestHandler):
         if behaviour not in BEHAVIOURS:
             return self._json(404, {"error": {"message": f"unknown model {model}"}})
         time.sleep(self.server.slow_seconds if behaviour == "slow" else latency)
+        if behaviour == "redirect":
+            self.send_response(307)
+            self.send_header("Location", "http://169.254.169.254/latest/meta-data/")
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+            return None
         answer = self.server.script.answer(behaviour, model, body)
         if answer.status != 200:
             return self._json(answer.status, {"error": {"message": "scripted failure"}})

@@ -1,0 +1,122 @@
+"""Idempotency, leases and fleet fan-out, through the services the tasks call."""
+
+from datetime import timedelta
+from typing import Any
+
+import pytest
+from django.utils import timezone
+
+from pi_dashboard.probes import algorithm, services
+from pi_dashboard.probes.models import (
+    Drift,
+    FleetProbe,
+    ProbeRun,
+    RunState,
+    SelectionKind,
+    Trigger,
+)
+
+pytestmark = pytest.mark.django_db
+
+
+def new_run(endpoint: Any, slot: str = "s") -> ProbeRun:
+    return ProbeRun.objects.create(endpoint=endpoint, slot=slot, trigger=Trigger.API)
+
+
+def test_executing_twice_gives_one_result(make_endpoint: Any) -> None:
+    run = new_run(make_endpoint("text-tool-tag"))
+    assert services.probe_run_execute(run_id=run.pk, final_attempt=False) == "text-protocol"
+    assert services.probe_run_execute(run_id=run.pk, final_attempt=False) == "nothing to do"
+    run.refresh_from_db()
+    assert run.attempts == 1 and run.exchanges.count() == 4
+
+
+def test_second_claim_fails_until_the_lease_expires(make_endpoint: Any) -> None:
+    run = new_run(make_endpoint("native-correct"))
+    first = services.run_claim(run=run)
+    assert first is not None
+    assert services.run_claim(run=run) is None
+    ProbeRun.objects.filter(pk=run.pk).update(lease_until=timezone.now() - timedelta(seconds=1))
+    second = services.run_claim(run=run)
+    assert second is not None and second != first
+    # The first worker comes back late: its result is discarded, nothing is half-written.
+    outcome = algorithm.ProbeOutcome(verdict="native", native_grade="task", tool_probe={"x": 1})
+    assert services.run_finish(run_id=run.pk, token=first, outcome=outcome) is False
+    run.refresh_from_db()
+    assert run.state == RunState.RUNNING and run.tool_probe is None
+    assert services.run_finish(run_id=run.pk, token=second, outcome=outcome) is True
+
+
+def test_abandoned_run_is_resent_by_the_sweep_and_completes(make_endpoint: Any) -> None:
+    run = new_run(make_endpoint("native-correct"))
+    assert services.run_claim(run=run)  # a worker claimed it, then died
+    ProbeRun.objects.filter(pk=run.pk).update(lease_until=timezone.now() - timedelta(seconds=1))
+    sent: list[int] = []
+    from pi_dashboard.probes.services import runs
+
+    original = runs.run_enqueue
+    runs.run_enqueue = lambda r, countdown=0: sent.append(r.pk)  # type: ignore[assignment]
+    try:
+        assert services.runs_sweep() == {"resent": 1, "gave_up": 0}
+    finally:
+        runs.run_enqueue = original
+    assert sent == [run.pk]
+    assert services.probe_run_execute(run_id=run.pk, final_attempt=False) == "native"
+    run.refresh_from_db()
+    assert run.state == RunState.DONE and run.attempts == 2
+
+
+def test_sweep_gives_up_after_max_attempts(make_endpoint: Any) -> None:
+    run = new_run(make_endpoint("native-correct"))
+    ProbeRun.objects.filter(pk=run.pk).update(
+        state=RunState.RUNNING, attempts=4, lease_until=timezone.now() - timedelta(seconds=1)
+    )
+    assert services.runs_sweep() == {"resent": 0, "gave_up": 1}
+    run.refresh_from_db()
+    assert run.state == RunState.FAILED and "Gave up after 4 attempts" in run.error
+
+
+def test_unreachable_endpoint_retries_then_fails_without_verdict(make_endpoint: Any) -> None:
+    endpoint = make_endpoint("native-correct", base_url="http://127.0.0.1:9/v1")
+    run = new_run(endpoint)
+    from pi_dashboard.probes.chat import Unreachable
+
+    with pytest.raises(Unreachable):
+        services.probe_run_execute(run_id=run.pk, final_attempt=False)
+    run.refresh_from_db()
+    assert run.state == RunState.PENDING  # released for the retry
+    assert services.probe_run_execute(run_id=run.pk, final_attempt=True) == "failed: unreachable"
+    run.refresh_from_db()
+    assert run.state == RunState.FAILED and "Cannot connect" in run.error
+    assert run.verdict == "" and not Drift.objects.exists()
+
+
+def test_fleet_start_is_idempotent_and_summarises_changes(make_endpoint: Any) -> None:
+    a = make_endpoint("drifting", tags=["blue"])
+    b = make_endpoint("native-correct", tags=["blue"])
+    make_endpoint("empty", tags=["red"])
+    kwargs: dict[str, Any] = {
+        "trigger": Trigger.FLEET, "selection_kind": SelectionKind.TAG, "selection_value": "blue"
+    }
+    for key in ("k1", "k2"):
+        fleet = services.fleet_probe_start(key=key, **kwargs)
+        assert services.fleet_probe_start(key=key, **kwargs).pk == fleet.pk
+        for run in fleet.runs.all():
+            services.probe_run_execute(run_id=run.pk, final_attempt=True)
+        fleet.refresh_from_db()
+        assert fleet.endpoint_count == 2 and fleet.finished_at is not None
+    assert FleetProbe.objects.count() == 2
+    assert ProbeRun.objects.filter(fleet=fleet).count() == 2
+    changed = fleet.summary["changed"]
+    assert [c["endpoint"] for c in changed] == [a.name]
+    assert changed[0]["before"]["verdict"] == "native"
+    assert changed[0]["after"]["verdict"] == "text-protocol"
+    assert fleet.summary["counts"] == {"native": 1, "text-protocol": 1}
+    assert b.runs.filter(state=RunState.DONE).count() == 2
+
+
+def test_manual_probe_is_not_doubled_by_a_second_click(make_endpoint: Any, operator: Any) -> None:
+    endpoint = make_endpoint("native-correct")
+    first = services.probe_request(endpoint=endpoint, user=operator, trigger=Trigger.MANUAL)
+    again = services.probe_request(endpoint=endpoint, user=operator, trigger=Trigger.MANUAL)
+    assert first.pk == again.pk
