@@ -1,0 +1,88 @@
+"""The demo's rows in the dashboard: its agents' tokens, probe endpoints, a schedule.
+
+Everything goes through the owning apps' services, as any other caller would.
+"""
+
+from pathlib import Path
+
+from django.db import transaction
+
+from pi_dashboard.demo.shift import host_ids
+from pi_dashboard.fleet import services as fleet_services
+from pi_dashboard.fleet.models import Agent, Host
+from pi_dashboard.probes import services as probe_services
+from pi_dashboard.probes.models import Endpoint, ProbeSchedule, SelectionKind, Trigger
+
+ACTOR = "demo"
+SCHEDULE_NAME = "demo: every 3 minutes"
+TAG = "demo"
+
+# Scripted model-server behaviours (its model id picks one) standing for the demo
+# hosts' models: native, text-protocol in two dialects, none, and one that drifts.
+ENDPOINTS = (
+    ("openai/gpt-5.1", "native-correct@150"),
+    ("anthropic/claude-sonnet-4-5", "native-correct@250"),
+    ("ollama/gpt-oss:20b", "native-echo-only@200"),
+    ("llamacpp/glm-4.6", "text-fenced-json@300"),
+    ("llamacpp/qwen3-coder-480b-a35b", "text-tool-call@300"),
+    ("ollama/qwen3-coder:30b", "garbage@100"),
+    ("openrouter/deepseek/deepseek-v3.2", "drifting@200"),
+)
+
+
+def fleet_is_empty_or_demo(var_dir: Path) -> bool:
+    """True when every host in the database is a demo host (or there is none)."""
+    del var_dir  # the manifest decides resume vs rebuild; see supervisor.prepare
+    return not Host.objects.exclude(pi_id__in=host_ids()).exists()
+
+
+def agents_exist(agent_ids: list[str]) -> bool:
+    """Whether the demo's agents (from its manifest) are live in this database."""
+    live = Agent.objects.filter(id__in=agent_ids, revoked_at__isnull=True)
+    return bool(agent_ids) and live.count() == len(agent_ids)
+
+
+def agent_issue(*, name: str) -> tuple[str, str]:
+    """A new agent and its token (shown once, kept in the agent's config)."""
+    agent, token = fleet_services.agent_issue(name=name, actor=ACTOR)
+    return str(agent.id), token
+
+
+@transaction.atomic
+def probes_register(*, port: int) -> None:
+    """Endpoints on the scripted server, a schedule, and a first probe right away."""
+    base_url = f"http://127.0.0.1:{port}/v1"
+    for model_key, behaviour in ENDPOINTS:
+        name = f"demo {model_key}"
+        data = probe_services.EndpointData(
+            name=name,
+            base_url=base_url,
+            server_model=behaviour,
+            model_key=model_key,
+            timeout_seconds=10.0,
+            tags=[TAG],
+        )
+        endpoint = Endpoint.objects.filter(name=name).first()
+        if endpoint is None:
+            probe_services.endpoint_create(data=data)
+        else:
+            # The model server's port changes with every start.
+            probe_services.endpoint_update(endpoint=endpoint, data=data)
+    if not ProbeSchedule.objects.filter(name=SCHEDULE_NAME).exists():
+        probe_services.schedule_save(
+            schedule=None,
+            data=probe_services.ScheduleData(
+                name=SCHEDULE_NAME,
+                every_seconds=180,
+                selection_kind=SelectionKind.TAG,
+                selection_value=TAG,
+                jitter_seconds=5,
+            ),
+            user=None,
+        )
+    probe_services.fleet_probe_start(
+        key=None,
+        trigger=Trigger.FLEET,
+        selection_kind=SelectionKind.TAG,
+        selection_value=TAG,
+    )
