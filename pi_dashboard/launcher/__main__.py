@@ -8,12 +8,19 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from types import FrameType
 
+from pi_dashboard.launcher.procs import port_in_use, spawn, stop_all
 from pi_dashboard.launcher.services import services
 
 ROOT = Path(__file__).resolve().parents[2]
 VAR = ROOT / "var"
 PY = sys.executable
+FALSE_WORDS = frozenset({"0", "false", "no", "off"})
+
+
+class LaunchError(Exception):
+    """A problem the user can fix; printed without a traceback."""
 
 
 def secret_key() -> str:
@@ -27,99 +34,62 @@ def secret_key() -> str:
 
 
 def manage(*args: str, env: dict[str, str]) -> None:
-    subprocess.run([PY, str(ROOT / "manage.py"), *args], env=env, check=True)
+    code = subprocess.run([PY, str(ROOT / "manage.py"), *args], env=env).returncode
+    if code != 0:
+        raise LaunchError(f"`manage.py {' '.join(args)}` failed (exit {code})")
 
 
 def start(name: str, argv: list[str], env: dict[str, str]) -> subprocess.Popen[bytes]:
-    print(f"  starting {name}: {' '.join(argv[:4])}…", flush=True)
-    return subprocess.Popen(argv, env=env, cwd=ROOT, start_new_session=True)
+    print(f"  starting {name}: {' '.join(argv[2:5])}…", flush=True)
+    return spawn(argv, env=env, cwd=ROOT)
 
 
-def stop_all(procs: list[subprocess.Popen[bytes]]) -> None:
-    for proc in procs:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGTERM)
-    deadline = time.monotonic() + 15
-    for proc in procs:
-        try:
-            proc.wait(max(0.1, deadline - time.monotonic()))
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
+def server_argvs(port: int) -> dict[str, list[str]]:
+    celery = [PY, "-m", "celery", "-A", "pi_dashboard"]
+    return {
+        "web": [
+            *(PY, "-m", "gunicorn", "pi_dashboard.wsgi"),
+            *("--bind", f"127.0.0.1:{port}", "--workers", "2", "--threads", "8"),
+            *("--timeout", "60", "--access-logfile", "-"),
+            *("--access-logformat", "%(m)s %(U)s %(s)s %(M)sms"),
+        ],
+        "worker": [*celery, "worker", "--loglevel", "INFO", "--concurrency", "4"],
+        "beat": [
+            *(*celery, "beat", "--loglevel", "INFO"),
+            *("--schedule", str(VAR / "celerybeat-schedule")),
+        ],
+    }
+
+
+def demo_wanted(env: dict[str, str]) -> bool:
+    if env.get("PI_DEMO", "1").strip().lower() in FALSE_WORDS:
+        return False
+    return (ROOT / "pi_dashboard" / "demo" / "__main__.py").exists()
 
 
 def command_run(env: dict[str, str], port: int) -> int:
+    if port_in_use(port):
+        raise LaunchError(
+            f"port {port} is already in use; pick another: `PORT={port + 1} make run`"
+        )
     env = {**env, "PI_DASHBOARD_DEV": "1"}
     env.setdefault("DJANGO_SECRET_KEY", secret_key())
-    env.setdefault("PI_PROBES_ALLOW_PRIVATE", "1")
+    env.setdefault("PI_PROBES_ALLOW_PRIVATE", "1")  # the demo's model server is local
     env.setdefault("PI_DASHBOARD_URL", f"http://127.0.0.1:{port}")
     manage("migrate", "--noinput", env=env)
     manage("ensure_admin", env=env)
-    procs = [
-        start(
-            "web",
-            [
-                PY,
-                "-m",
-                "gunicorn",
-                "pi_dashboard.wsgi",
-                "--bind",
-                f"127.0.0.1:{port}",
-                "--workers",
-                "2",
-                "--threads",
-                "8",
-                "--timeout",
-                "60",
-                "--access-logfile",
-                "-",
-                "--access-logformat",
-                "%(m)s %(U)s %(s)s %(M)sms",
-            ],
-            env,
-        ),
-        start(
-            "worker",
-            [
-                PY,
-                "-m",
-                "celery",
-                "-A",
-                "pi_dashboard",
-                "worker",
-                "--loglevel",
-                "INFO",
-                "--concurrency",
-                "4",
-            ],
-            env,
-        ),
-        start(
-            "beat",
-            [
-                PY,
-                "-m",
-                "celery",
-                "-A",
-                "pi_dashboard",
-                "beat",
-                "--loglevel",
-                "INFO",
-                "--schedule",
-                str(VAR / "celerybeat-schedule"),
-            ],
-            env,
-        ),
-    ]
-    if (ROOT / "pi_dashboard" / "demo" / "__main__.py").exists():
+    procs = [start(name, argv, env) for name, argv in server_argvs(port).items()]
+    if demo_wanted(env):
         procs.append(start("demo", [PY, "-m", "pi_dashboard.demo", "--if-empty"], env))
     print(
         f"\npi-dashboard is up: http://127.0.0.1:{port}/  (Ctrl-C stops everything)\n",
         flush=True,
     )
     try:
+        # web, worker and beat are essential; the demo may come and go.
         while all(p.poll() is None for p in procs[:3]):
             time.sleep(0.5)
-        print("A process exited; stopping the rest.", flush=True)
+        print("A server process exited; stopping the rest.", flush=True)
         return 1
     except KeyboardInterrupt:
         print("\nStopping…", flush=True)
@@ -144,38 +114,50 @@ def command_test(env: dict[str, str], pytest_args: list[str]) -> int:
     return 0
 
 
-def raise_interrupt(signum: int, frame: object) -> None:
+def command_services(started: dict[str, str]) -> int:
+    for key, value in started.items():
+        print(f"export {key}='{value}'", flush=True)
+    try:
+        while True:
+            time.sleep(3600)
+    except KeyboardInterrupt:
+        return 0
+
+
+def raise_interrupt(signum: int, frame: FrameType | None) -> None:
     """SIGTERM stops everything as Ctrl-C does, so the servers shut down cleanly."""
     raise KeyboardInterrupt
 
 
-def main() -> int:
+def parse_args() -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="python -m pi_dashboard.launcher")
     sub = parser.add_subparsers(dest="command", required=True)
-    run = sub.add_parser("run", help="set up and start web, worker and beat")
+    run = sub.add_parser("run", help="set up and start web, worker, beat and demo")
     run.add_argument("--port", type=int, default=int(os.environ.get("PORT", "8000")))
     test = sub.add_parser("test", help="lint, type-check and run the test suite")
     test.add_argument("pytest_args", nargs=argparse.REMAINDER)
     sub.add_parser("services", help="start the embedded servers and wait")
-    args = parser.parse_args()
-    signal.signal(signal.SIGTERM, raise_interrupt)
+    return parser.parse_args()
 
+
+def main() -> int:
+    args = parse_args()
+    signal.signal(signal.SIGTERM, raise_interrupt)
     VAR.mkdir(exist_ok=True)
-    with services(VAR) as started:
-        env = {**os.environ, **started}
-        if args.command == "run":
-            return command_run(env, args.port)
-        if args.command == "test":
-            extra = [a for a in args.pytest_args if a != "--"]
-            return command_test(env, extra)
-        for key, value in started.items():
-            print(f"export {key}='{value}'", flush=True)
-        try:
-            while True:
-                time.sleep(3600)
-        except KeyboardInterrupt:
-            return 0
-    return 0
+    try:
+        with services(VAR) as started:
+            env = {**os.environ, **started}
+            if args.command == "run":
+                return command_run(env, args.port)
+            if args.command == "test":
+                extra = [a for a in args.pytest_args if a != "--"]
+                return command_test(env, extra)
+            return command_services(started)
+    except LaunchError as exc:
+        print(f"\nmake: {exc}", file=sys.stderr, flush=True)
+        return 2
+    except KeyboardInterrupt:
+        return 130
 
 
 if __name__ == "__main__":

@@ -2,7 +2,6 @@
 
 import contextlib
 import os
-import shutil
 import signal
 import socket
 import subprocess
@@ -10,6 +9,8 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import quote, urlparse
+
+from pi_dashboard.launcher.procs import spawn
 
 
 def free_port() -> int:
@@ -64,7 +65,8 @@ def embedded_redis(var_dir: Path) -> Iterator[str]:
     data_dir.mkdir(parents=True, exist_ok=True)
     port = free_port()
     log = (data_dir / "redis.log").open("ab")
-    proc = subprocess.Popen(
+    # Its own session: Ctrl-C reaches the launcher only, which stops redis last.
+    proc = spawn(
         [
             str(binary),
             "--bind",
@@ -81,7 +83,6 @@ def embedded_redis(var_dir: Path) -> Iterator[str]:
             "yes",
         ],
         stdout=log,
-        stderr=subprocess.STDOUT,
     )
     try:
         wait_for_port(port)
@@ -107,7 +108,3 @@ def services(var_dir: Path) -> Iterator[dict[str, str]]:
             print("Starting embedded Redis (data in var/redis)…", flush=True)
             env["REDIS_URL"] = stack.enter_context(embedded_redis(var_dir))
         yield env
-
-
-def which(name: str) -> str | None:
-    return shutil.which(name)
