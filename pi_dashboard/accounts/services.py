@@ -1,0 +1,110 @@
+"""Operator API tokens: issued (secret shown once), revoked; every call audited."""
+
+from django.contrib.auth.models import User
+from django.db import transaction
+from django.utils import timezone
+
+from pi_dashboard.accounts.auth import OPERATOR_TOKEN_PREFIX
+from pi_dashboard.accounts.models import ApiToken, Role
+from pi_dashboard.accounts.roles import has_role
+from pi_dashboard.control import audit
+from pi_dashboard.control.models import AuditOutcome
+from pi_dashboard.lib.errors import DomainError, Forbidden
+from pi_dashboard.lib.tokens import token_display_prefix, token_generate, token_hash
+
+MAX_TOKEN_NAME = 100
+# `actor=None` means the command line (manage.py operator_token): shell access to
+# the server already grants everything.
+CLI_LABEL = "cli"
+
+
+def api_token_issue(
+    *, actor: User | None, user: User, name: str, ip_address: str | None = None
+) -> tuple[ApiToken, str]:
+    """A new `pid_op_…` token for `user`; returns it with its secret (shown once)."""
+    with audit.refusals_audited(
+        actor=actor,
+        label=None if actor else CLI_LABEL,
+        action="token.issue",
+        detail={"owner": user.get_username(), "name": name},
+        ip_address=ip_address,
+    ):
+        return _api_token_issue(
+            actor=actor, user=user, name=name, ip_address=ip_address
+        )
+
+
+@transaction.atomic
+def _api_token_issue(
+    *, actor: User | None, user: User, name: str, ip_address: str | None
+) -> tuple[ApiToken, str]:
+    _check_may_manage(actor=actor, owner=user)
+    name = name.strip()
+    if not name or len(name) > MAX_TOKEN_NAME:
+        raise DomainError(
+            f"Give the token a name of 1 to {MAX_TOKEN_NAME} characters, "
+            "e.g. where it will be used.",
+            code="invalid_name",
+        )
+    if not user.is_active:
+        raise DomainError(f"User {user.get_username()} is inactive.", code="inactive")
+    secret = token_generate(OPERATOR_TOKEN_PREFIX)
+    token = ApiToken.objects.create(
+        user=user,
+        name=name,
+        prefix=token_display_prefix(secret),
+        token_hash=token_hash(secret),
+    )
+    _audit(actor=actor, action="token.issue", token=token, ip_address=ip_address)
+    return token, secret
+
+
+def api_token_revoke(
+    *, actor: User | None, token: ApiToken, ip_address: str | None = None
+) -> ApiToken:
+    """Revoke a token at once; revoking a revoked token changes nothing."""
+    with audit.refusals_audited(
+        actor=actor,
+        label=None if actor else CLI_LABEL,
+        action="token.revoke",
+        detail={"owner": token.user.get_username(), "prefix": token.prefix},
+        ip_address=ip_address,
+    ):
+        return _api_token_revoke(actor=actor, token=token, ip_address=ip_address)
+
+
+@transaction.atomic
+def _api_token_revoke(
+    *, actor: User | None, token: ApiToken, ip_address: str | None
+) -> ApiToken:
+    _check_may_manage(actor=actor, owner=token.user)
+    locked = ApiToken.objects.select_for_update().get(pk=token.pk)
+    if locked.revoked_at is None:
+        locked.revoked_at = timezone.now()
+        locked.save(update_fields=["revoked_at"])
+        _audit(actor=actor, action="token.revoke", token=locked, ip_address=ip_address)
+    return locked
+
+
+def _check_may_manage(*, actor: User | None, owner: User) -> None:
+    """People manage their own tokens; admins anyone's."""
+    if actor is None or actor.pk == owner.pk or has_role(actor, Role.ADMIN):
+        return
+    raise Forbidden("Only admins manage other people's tokens.", code="forbidden")
+
+
+def _audit(
+    *, actor: User | None, action: str, token: ApiToken, ip_address: str | None
+) -> None:
+    audit.audit_log(
+        actor=actor,
+        label=None if actor else CLI_LABEL,
+        action=action,
+        outcome=AuditOutcome.OK,
+        detail={
+            "owner": token.user.get_username(),
+            "name": token.name,
+            "prefix": token.prefix,
+        },
+        ip_address=ip_address,
+    )

@@ -1,0 +1,191 @@
+"""Commands and audit pages, the live status partial, through the real client."""
+
+import csv
+import io
+from datetime import timedelta
+
+import pytest
+from django.test import Client
+from django.utils import timezone
+
+from pi_dashboard.control import services
+from pi_dashboard.control.models import AuditEntry, Command, CommandState
+from tests.control.conftest import AMD, GLM, GPT, XEON
+
+pytestmark = pytest.mark.django_db
+
+HX = {"HTTP_HX_REQUEST": "true"}
+
+
+@pytest.fixture
+def browser(viewer) -> Client:
+    client = Client()
+    client.force_login(viewer)
+    return client
+
+
+def remove(operator, host=AMD, model=GPT, mode="jsonStringParse"):
+    return services.command_create(
+        actor=operator,
+        host=host,
+        model=model,
+        kind="remove_rule",
+        params={"mode": mode},
+    )
+
+
+def test_commands_page_lists_with_live_state(browser, fleet, operator):
+    command = remove(operator)
+    response = browser.get("/commands/")
+    assert response.status_code == 200
+    html = response.content.decode()
+    assert "<html" in html
+    assert "remove rule" in html and "jsonStringParse" in html
+    assert AMD in html and "otto-operator" in html
+    assert f'hx-get="/commands/{command.pk}/status/"' in html  # polls while open
+
+
+def test_commands_page_partial_and_filters(browser, fleet, operator):
+    remove(operator)
+    remove(operator, host=XEON, model=GLM, mode="numberFromString")
+    response = browser.get(f"/commands/?host={XEON}", **HX)
+    html = response.content.decode()
+    assert "<html" not in html
+    assert 'id="commands-table"' in html
+    assert XEON in html and AMD not in html
+    empty = browser.get("/commands/?state=failed").content.decode()
+    assert "No commands match these filters" in empty
+
+
+def test_commands_page_query_count_is_flat(
+    browser, fleet, operator, django_assert_max_num_queries
+):
+    for mode in ("jsonStringParse", "numberFromString", "nullOptionalDrop"):
+        remove(operator, mode=mode)
+    with django_assert_max_num_queries(8) as few:
+        browser.get("/commands/")
+    for host, model, mode in [
+        (XEON, GLM, "numberFromString"),
+        (XEON, GLM, "propertyCaseNormalize"),
+        (AMD, GLM, "bashCommandUnwrap"),
+        (AMD, GLM, "numberFromString"),
+    ]:
+        remove(operator, host=host, model=model, mode=mode)
+    with django_assert_max_num_queries(len(few.captured_queries)):
+        response = browser.get("/commands/")
+    assert response.content.decode().count("command-status") == 7
+
+
+def test_status_partial_polls_until_settled(browser, fleet, operator, amd_agent):
+    command = remove(operator)
+    url = f"/commands/{command.pk}/status/"
+    pending = browser.get(url, **HX)
+    assert pending.status_code == 200
+    assert "waiting for the host" in pending.content.decode()
+    assert "hx-trigger" in pending.content.decode()
+    services.command_ack(
+        agent=amd_agent[0],
+        command_id=command.pk,
+        status="applied",
+        result={"removed": True, "via": "file"},
+        detail="",
+    )
+    applied = browser.get(url, **HX)
+    assert applied.status_code == 200  # applied, but a snapshot may still confirm
+    assert "waiting for the next snapshot" in applied.content.decode()
+    Command.objects.filter(pk=command.pk).update(confirmed_at=timezone.now())
+    confirmed = browser.get(url, **HX)
+    assert confirmed.status_code == 286
+    assert "confirmed" in confirmed.content.decode()
+    assert "hx-trigger" not in confirmed.content.decode()
+
+
+def test_status_stops_for_failed_expired_and_stale_applied(browser, fleet, operator):
+    command = remove(operator)
+    url = f"/commands/{command.pk}/status/"
+    Command.objects.filter(pk=command.pk).update(
+        state=CommandState.FAILED, error="store is not valid JSON"
+    )
+    failed = browser.get(url, **HX)
+    assert failed.status_code == 286
+    assert "store is not valid JSON" in failed.content.decode()
+    Command.objects.filter(pk=command.pk).update(state=CommandState.EXPIRED)
+    assert browser.get(url, **HX).status_code == 286
+    Command.objects.filter(pk=command.pk).update(
+        state=CommandState.APPLIED, finished_at=timezone.now() - timedelta(hours=1)
+    )
+    stale = browser.get(url, **HX)
+    assert stale.status_code == 286
+    assert "no snapshot has confirmed it" in stale.content.decode()
+
+
+def test_status_full_page_shows_the_trail(browser, fleet, operator):
+    command = remove(operator)
+    response = browser.get(f"/commands/{command.pk}/status/")
+    html = response.content.decode()
+    assert response.status_code == 200
+    assert "Audit trail" in html and "command.create" in html
+    missing = browser.get("/commands/6f1c1c2e-0000-4000-8000-000000000000/status/")
+    assert missing.status_code == 404
+
+
+def test_audit_page_filters(browser, fleet, operator):
+    remove(operator)
+    with pytest.raises(Exception):  # noqa: B017,PT011 (any DomainError)
+        remove(operator, host=XEON, model=GLM, mode="notARule")
+    html = browser.get("/audit/?outcome=refused").content.decode()
+    assert "notARule" not in html or "There is no notARule rule" in html
+    assert "There is no notARule rule" in html
+    assert "jsonStringParse" not in html
+    partial = browser.get(f"/audit/?host={AMD}&action=command.create", **HX)
+    text = partial.content.decode()
+    assert "<html" not in text and "jsonStringParse" in text
+    tomorrow = (timezone.now() + timedelta(days=1)).date().isoformat()
+    assert (
+        "No audit entries" in browser.get(f"/audit/?since={tomorrow}").content.decode()
+    )
+    bad = browser.get("/audit/?since=2026-02-01&until=2026-01-01").content.decode()
+    assert "“From” is after “To”" in bad
+
+
+def test_audit_page_pages_with_a_cursor(browser, fleet, operator, monkeypatch):
+    from pi_dashboard.control import views
+
+    monkeypatch.setattr(views, "AUDIT_PAGE_SIZE", 2)
+    for mode in ("jsonStringParse", "numberFromString", "nullOptionalDrop"):
+        remove(operator, mode=mode)
+    first = browser.get("/audit/").content.decode()
+    assert "nullOptionalDrop" in first and "jsonStringParse" not in first
+    cursor = first.split("cursor=")[1].split('"')[0]
+    older = browser.get(f"/audit/?cursor={cursor}").content.decode()
+    assert "jsonStringParse" in older and "nullOptionalDrop" not in older
+    assert "Newest" in older
+
+
+def test_audit_csv_page(browser, fleet, operator):
+    remove(operator)
+    response = browser.get(f"/audit.csv?host={AMD}")
+    assert response.status_code == 200
+    rows = list(csv.reader(io.StringIO(b"".join(response.streaming_content).decode())))
+    assert [r[2] for r in rows[1:]] == ["command.create"]
+    assert rows[1][4:6] == [AMD, GPT]
+
+
+def test_anonymous_and_outsider_are_kept_out(fleet, outsider):
+    assert Client().get("/commands/").status_code == 302
+    client = Client()
+    client.force_login(outsider)
+    assert client.get("/audit/").status_code == 302  # inactive: back to login
+    assert client.get("/audit.csv").status_code == 302
+
+
+def test_viewer_cannot_use_agent_ack_or_create(browser, fleet):
+    response = browser.post(
+        "/api/v1/commands",
+        {"host": AMD, "model": GPT, "kind": "probe", "params": {}},
+        content_type="application/json",
+    )
+    assert response.status_code == 403
+    refused = AuditEntry.objects.get(outcome="refused")
+    assert refused.actor_label == "vera-viewer"
+    assert not Command.objects.exists()
