@@ -1,7 +1,11 @@
 """Celery tasks of the probes app: thin, take ids, call one service each."""
 
 import httpx
-from celery import Task, shared_task
+from celery import Task
+
+# The project's app, not `shared_task`: enqueueing from any process (web, tests,
+# management commands) then uses the configured broker, not Celery's default.
+from pi_dashboard.celery import app
 
 from pi_dashboard.probes import services
 from pi_dashboard.probes.models import ProbeSchedule, Trigger
@@ -9,7 +13,7 @@ from pi_dashboard.probes.models import ProbeSchedule, Trigger
 PROBE_MAX_RETRIES = 3
 
 
-@shared_task(
+@app.task(
     bind=True,
     acks_late=True,
     reject_on_worker_lost=True,
@@ -27,7 +31,7 @@ def probe_run(self: Task, run_id: int) -> str:  # type: ignore[type-arg]
     return services.probe_run_execute(run_id=run_id, final_attempt=final)
 
 
-@shared_task(bind=True, acks_late=True)
+@app.task(bind=True, acks_late=True)
 def fleet_probe_scheduled(self: Task, schedule_id: int) -> str:  # type: ignore[type-arg]
     """Fired by celery-beat; the message id makes a redelivered firing a no-op."""
     schedule = ProbeSchedule.objects.filter(pk=schedule_id).first()
@@ -44,11 +48,11 @@ def fleet_probe_scheduled(self: Task, schedule_id: int) -> str:  # type: ignore[
     return f"fleet probe {fleet.pk}: {fleet.endpoint_count} endpoints"
 
 
-@shared_task(acks_late=True)
+@app.task(acks_late=True)
 def runs_sweep() -> dict[str, int]:
     return services.runs_sweep()
 
 
-@shared_task(acks_late=True)
+@app.task(acks_late=True)
 def drift_notify(drift_id: int) -> dict[str, str]:
     return services.drift_notify(drift_id=drift_id)
