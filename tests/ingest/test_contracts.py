@@ -1,0 +1,123 @@
+"""The published JSON Schemas and the OpenAPI document."""
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from django.test import Client
+from jsonschema import Draft202012Validator
+
+from pi_dashboard.ingest import contracts
+from tests.ingest.support import file_lines, host_dirs
+
+
+@pytest.mark.django_db
+def test_schemas_are_served_and_valid() -> None:
+    index = Client().get("/api/v1/schemas/")
+    assert index.status_code == 200
+    names = [s["name"] for s in index.json()["schemas"]]
+    assert names == list(contracts.SCHEMA_NAMES)
+    for name in names:
+        response = Client().get(f"/api/v1/schemas/{name}")
+        assert response.status_code == 200
+        document = response.json()
+        assert document["$schema"] == "https://json-schema.org/draft/2020-12/schema"
+        Draft202012Validator.check_schema(document)
+    missing = Client().get("/api/v1/schemas/nope")
+    assert missing.status_code == 404 and missing.json()["code"] == "not_found"
+
+
+def test_every_fixture_record_is_valid(pi_fixtures: Path) -> None:
+    store = json.loads((pi_fixtures / "model-adaptation.json").read_bytes())
+    assert contracts.violation("adaptation-store", store) is None
+    plain = {
+        name: Draft202012Validator(contracts.schema_document(name))
+        for name in contracts.SCHEMA_NAMES
+    }
+    for host_dir in host_dirs(pi_fixtures):
+        for raw in file_lines(host_dir / "tool-recovery-events.jsonl"):
+            record = json.loads(raw)
+            name = (
+                "event-validation"
+                if record["kind"] == "tool_argument_validation"
+                else "event-execution-failure"
+            )
+            assert contracts.violation(name, record) is None
+            assert plain[name].is_valid(record)
+        for raw in file_lines(host_dir / "failure-corpus.jsonl"):
+            record = json.loads(raw)
+            name = {
+                "tool_validation": "corpus-tool-validation",
+                "tool_execution": "corpus-tool-execution",
+            }.get(record.get("kind", ""), "corpus-provider")
+            assert contracts.violation(name, record) is None
+        for path in (host_dir / "tool-recovery-stats").glob("*.json"):
+            assert (
+                contracts.violation("session-stats", json.loads(path.read_bytes()))
+                is None
+            )
+
+
+@pytest.mark.parametrize(
+    ("name", "record"),
+    [
+        (
+            "event-execution-failure",
+            {
+                "kind": "tool_execution_failure",
+                "version": 1,
+                "recordId": "a",
+                "ts": "t",
+                "sessionId": "s",
+                "tool": 5,
+                "state": "failed",
+                "phase": "p",
+                "failureCode": "c",
+                "nextAction": "n",
+            },
+        ),
+        (
+            "event-validation",
+            {
+                "kind": "tool_argument_validation",
+                "version": 1,
+                "recordId": "a",
+                "ts": "t",
+                "sessionId": "s",
+                "outcome": "repaired",
+                "tool": "t",
+                "failureModes": ["x"],
+                "repairsApplied": [1],
+            },
+        ),
+        (
+            "corpus-provider",
+            {"ts": "t", "reason": "r", "retryable": "yes", "message": "m"},
+        ),
+    ],
+)
+def test_fast_validator_agrees_with_plain_jsonschema(
+    name: str, record: dict[str, Any]
+) -> None:
+    plain = Draft202012Validator(contracts.schema_document(name))
+    assert not plain.is_valid(record)
+    assert contracts.violation(name, record) is not None
+
+
+@pytest.mark.django_db
+def test_openapi_document_loads_and_docs_render() -> None:
+    response = Client().get("/api/v1/openapi.json")
+    assert response.status_code == 200
+    paths = response.json()["paths"]
+    for path in (
+        "/api/v1/ingest/events",
+        "/api/v1/ingest/snapshot",
+        "/api/v1/agent/heartbeat",
+        "/api/v1/hosts",
+        "/api/v1/events",
+        "/api/v1/rollups",
+        "/api/v1/schemas/",
+    ):
+        assert path in paths, path
+    assert Client().get("/api/v1/docs").status_code == 200
