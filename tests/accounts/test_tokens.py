@@ -90,10 +90,12 @@ def test_operator_token_command(operator):
         stdout=out, stderr=err,
     )  # fmt: skip
     secret = out.getvalue().strip()
-    assert secret.startswith("pid_op_") and "shown once" in err.getvalue()
+    assert secret.startswith("pid_op_")
+    assert "shown once" in err.getvalue()
     listing = io.StringIO()
     call_command("operator_token", "list", "--user", operator.username, stdout=listing)
-    assert "active" in listing.getvalue() and secret[:12] in listing.getvalue()
+    assert "active" in listing.getvalue()
+    assert secret[:12] in listing.getvalue()
     call_command(
         "operator_token", "revoke", "--user", operator.username,
         "--prefix", secret[:12], stdout=io.StringIO(),
