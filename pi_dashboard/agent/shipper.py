@@ -190,6 +190,7 @@ class Shipper:
             self.state.bump("spool_dropped_batches", dropped)
 
     def _drain(self) -> None:
+        log.info("server reachable: sending %d spooled batch(es)", len(self.spool))
         while (item := self.spool.oldest()) is not None:
             try:
                 self._send(item.kind, item.read())

@@ -58,8 +58,12 @@ def make_config(tmp_path: Path) -> Callable[..., AgentConfig]:
             "token": token,
             "state_dir": str(state_dir),
             "data_dir": str(tmp_path / "agent-data"),
-            "host_override": {"id": AMD, "cpu": "AMD Ryzen 9 7950X 16-Core Processor",
-                              "cores": 32, "totalMemGb": 64},
+            "host_override": {
+                "id": AMD,
+                "cpu": "AMD Ryzen 9 7950X 16-Core Processor",
+                "cores": 32,
+                "totalMemGb": 64,
+            },
             **extra,
         }
         config_write(path, values)

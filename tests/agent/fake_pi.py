@@ -26,8 +26,10 @@ def now_iso() -> str:
 
 
 def store_path() -> Path:
-    return Path(os.environ["PI_ADAPTATIVE_CODING_AGENT_DIR"]) / "state" / (
-        "model-adaptation.json"
+    return (
+        Path(os.environ["PI_ADAPTATIVE_CODING_AGENT_DIR"])
+        / "state"
+        / ("model-adaptation.json")
     )
 
 
@@ -47,7 +49,9 @@ def mutate(model: str, change) -> bool:  # type: ignore[no-untyped-def]
             return False
         entry["at"] = now_iso()
         tmp = path.with_name(f"{path.name}.{os.getpid()}.{uuid.uuid4()}.tmp")
-        tmp.write_text(json.dumps(doc, separators=(",", ":"), ensure_ascii=False) + "\n")
+        tmp.write_text(
+            json.dumps(doc, separators=(",", ":"), ensure_ascii=False) + "\n"
+        )
         os.replace(tmp, path)
         return True
     finally:
@@ -101,7 +105,9 @@ def main() -> int:
             return 1
         # Events and other requests' responses come first: the agent must skip them.
         emit({"type": "agent_start"})
-        emit({"id": "someone-else", "type": "response", "command": "x", "success": True})
+        emit(
+            {"id": "someone-else", "type": "response", "command": "x", "success": True}
+        )
         sys.stdout.write("not json at all\n")
         base = {"id": cmd.get("id"), "type": "response", "command": cmd["type"]}
         if os.environ.get("FAKE_PI_FAIL"):

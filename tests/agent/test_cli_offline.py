@@ -17,12 +17,21 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def test_enroll_with_nothing_listening(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_enroll_with_nothing_listening(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     config = tmp_path / "config.json"
     port = free_port()
     code = main(
-        ["enroll", "--server", f"http://127.0.0.1:{port}", "--token", "pid_ag_x",
-         "--config", str(config)]
+        [
+            "enroll",
+            "--server",
+            f"http://127.0.0.1:{port}",
+            "--token",
+            "pid_ag_x",
+            "--config",
+            str(config),
+        ]
     )
     err = capsys.readouterr().err
     assert code == 4
@@ -33,9 +42,20 @@ def test_enroll_with_nothing_listening(tmp_path: Path, capsys: pytest.CaptureFix
     assert not config.exists()
 
 
-def test_enroll_rejects_a_non_http_url(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    code = main(["enroll", "--server", "ftp://x", "--token", "t", "--config",
-                 str(tmp_path / "c.json")])
+def test_enroll_rejects_a_non_http_url(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code = main(
+        [
+            "enroll",
+            "--server",
+            "ftp://x",
+            "--token",
+            "t",
+            "--config",
+            str(tmp_path / "c.json"),
+        ]
+    )
     assert code == 3
     assert "must be http(s)://" in capsys.readouterr().err
 
@@ -88,7 +108,10 @@ def test_status_is_readable_by_people(
     cfg = make_config(state_dir=amd_state)
     assert main(["status", "--config", str(cfg.path)]) == 0
     out = capsys.readouterr().out
-    assert "host id:     amd-ryzen-9-7950x-16-core-processor-32c-64g (host_override)" in out
+    assert (
+        "host id:     amd-ryzen-9-7950x-16-core-processor-32c-64g (host_override)"
+        in out
+    )
     assert "tool-recovery-events.jsonl: size=" in out
     assert "last contact: never" in out
     assert "pid_ag_test" not in out

@@ -35,7 +35,9 @@ def rules(store: Path, model: str = "openai/gpt-5.1") -> list[str]:
 
 
 @pytest.fixture
-def file_cfg(make_config: Callable[..., AgentConfig], shared_store: Path) -> AgentConfig:
+def file_cfg(
+    make_config: Callable[..., AgentConfig], shared_store: Path
+) -> AgentConfig:
     return make_config(state_dir=shared_store.parent)
 
 
@@ -56,10 +58,15 @@ def test_remove_rule_in_file_mode(file_cfg: AgentConfig, shared_store: Path) -> 
     assert ack.result == {"removed": True, "via": "file"}
     assert mode not in rules(shared_store)
     again = command_apply(file_cfg, AMD, command("remove_rule", mode=mode))
-    assert (again.status, again.result) == ("applied", {"removed": False, "via": "file"})
+    assert (again.status, again.result) == (
+        "applied",
+        {"removed": False, "via": "file"},
+    )
 
 
-def test_forget_mode_clears_teach_stats(file_cfg: AgentConfig, shared_store: Path) -> None:
+def test_forget_mode_clears_teach_stats(
+    file_cfg: AgentConfig, shared_store: Path
+) -> None:
     model = "ollama/qwen3-coder:30b"
     stats = json.loads(shared_store.read_text())["hosts"][AMD][model]["profile"][
         "teachStats"

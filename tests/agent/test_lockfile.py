@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from pi_dashboard.agent import store_edit
-from pi_dashboard.agent.lockfile import LockCompromised, LockTimeout, locked, lock_path
+from pi_dashboard.agent.lockfile import LockCompromised, LockTimeout, lock_path, locked
 from tests.agent.conftest import AMD, APPLE, bucket_text
 
 HOLDER = Path(__file__).with_name("lock_holder.py")
@@ -26,8 +26,14 @@ def test_a_live_holder_delays_the_write_and_keeps_its_own(shared_store: Path) ->
     apple_before = bucket_text(shared_store.read_text(), APPLE)
     # Holds longer than the stale threshold (2 s here), refreshing like pi does.
     holder = subprocess.Popen(
-        [sys.executable, str(HOLDER), str(shared_store), "3.5", "ollama/gpt-oss:20b",
-         "HOLDER-WAS-HERE"],
+        [
+            sys.executable,
+            str(HOLDER),
+            str(shared_store),
+            "3.5",
+            "ollama/gpt-oss:20b",
+            "HOLDER-WAS-HERE",
+        ],
         stdout=subprocess.PIPE,
     )
     try:

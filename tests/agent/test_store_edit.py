@@ -122,7 +122,9 @@ def test_last_and_only_members_are_cut_cleanly(tmp_path: Path) -> None:
         "profile": {
             "rules": [{"mode": "a", "text": "t", "addedAt": "x", "lastFiredAt": "x"}],
             "protocol": {"version": 1, "variant": "tool-tag", "calibratedAt": "x"},
-            "teachStats": {"a": {"taught": 1, "recurrenceBefore": 3, "recurrenceAfter": 0}},
+            "teachStats": {
+                "a": {"taught": 1, "recurrenceBefore": 3, "recurrenceAfter": 0}
+            },
         },
         "at": "2026-01-01T00:00:00.000Z",
         "host": {"id": "h-1c-1g", "cpu": "h", "cores": 1, "totalMemGb": 1},

@@ -95,7 +95,9 @@ def test_rotation_resumes_after_the_last_shipped_line(tmp_path: Path) -> None:
     assert batch.lines == [rec(7), rec(8)]
 
 
-def test_rotation_that_dropped_the_last_shipped_line_starts_over(tmp_path: Path) -> None:
+def test_rotation_that_dropped_the_last_shipped_line_starts_over(
+    tmp_path: Path,
+) -> None:
     log = tmp_path / "events.jsonl"
     append(log, *(rec(i) + b"\n" for i in range(1, 4)))
     tailer = JsonlTailer(log, TailPosition())
