@@ -1,0 +1,26 @@
+from django.contrib import admin
+
+from pi_dashboard.probes.models import Drift, Endpoint, NotificationChannel, ProbeRun, ProbeSchedule
+
+
+@admin.register(Endpoint)
+class EndpointAdmin(admin.ModelAdmin):  # type: ignore[type-arg]
+    list_display = ["name", "model_key", "base_url", "last_verdict", "is_enabled"]
+    # Secrets are edited through the probes pages, which encrypt them.
+    exclude = ["api_key_encrypted", "headers_encrypted"]
+
+
+@admin.register(ProbeRun)
+class ProbeRunAdmin(admin.ModelAdmin):  # type: ignore[type-arg]
+    list_display = ["id", "endpoint", "trigger", "state", "verdict", "created_at"]
+    list_filter = ["state", "verdict"]
+
+
+admin.site.register(ProbeSchedule)
+admin.site.register(Drift)
+
+
+@admin.register(NotificationChannel)
+class NotificationChannelAdmin(admin.ModelAdmin):  # type: ignore[type-arg]
+    list_display = ["name", "kind", "target_hint", "is_enabled"]
+    exclude = ["target_encrypted"]

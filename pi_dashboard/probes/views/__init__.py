@@ -1,0 +1,1 @@
+"""Probe pages (htmx): viewers read; operators change endpoints, schedules, channels."""
