@@ -195,3 +195,8 @@ LOGGING = {
 PI_PROBES_MAX_CONCURRENCY = env_int("PI_PROBES_MAX_CONCURRENCY", 50)
 PI_PROBES_LEASE_GRACE_SECONDS = env_int("PI_PROBES_LEASE_GRACE_SECONDS", 30)
 PI_PROBES_STALE_PENDING_SECONDS = env_int("PI_PROBES_STALE_PENDING_SECONDS", 300)
+
+# Control (commands): long-polls (`GET /agent/commands?wait=`) one server process holds
+# at once. Each holds a request thread while it waits, so this must stay below the
+# process's thread count; past it, polls answer at once and agents simply poll again.
+PI_LONG_POLL_MAX_CONCURRENT = env_int("PI_LONG_POLL_MAX_CONCURRENT", 4)

@@ -95,7 +95,7 @@ class ApiTokenAdmin(RoleAdminPermissions, admin.ModelAdmin):  # type: ignore[typ
     list_filter = ["revoked_at"]
     list_select_related = ["user"]
     search_fields = ["name", "prefix", "user__username"]
-    fields = ["user", "name", "prefix", "created_at", "last_used_at", "revoked_at"]
+    fields = ("user", "name", "prefix", "created_at", "last_used_at", "revoked_at")
     readonly_fields = fields
     actions = ["revoke"]
 

@@ -5,10 +5,12 @@ are then confirmed when a snapshot shows their effect. Every transition is audit
 Callers use these through `control.services`.
 """
 
+import threading
 import uuid
 from datetime import datetime, timedelta
 from typing import Any
 
+from django.conf import settings
 from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
@@ -26,12 +28,12 @@ from pi_dashboard.fleet.models import Agent, Host, HostModel, Model
 from pi_dashboard.lib.errors import Conflict, DomainError, NotFound
 
 ACK_STATUSES = (CommandState.APPLIED, CommandState.FAILED)
-# A snapshot taken this long before a command was created may still confirm it:
-# snapshot times come from host clocks, which may run behind the server's.
-CLOCK_SKEW_ALLOWANCE = timedelta(minutes=5)
 # Agents poll every few seconds; recording each poll as contact is pointless churn.
 CONTACT_RESOLUTION = timedelta(seconds=10)
 EXPIRE_BATCH = 1000
+# A waiting long-poll holds a request thread; past this many in one process, polls
+# answer at once (the agent polls again after its interval) so pages stay served.
+_long_poll_slots = threading.BoundedSemaphore(settings.PI_LONG_POLL_MAX_CONCURRENT)
 
 
 class CommandExpired(Conflict):
@@ -54,11 +56,16 @@ def commands_pull(*, agent: Agent, wait_seconds: float) -> list[Command]:
     commands = _commands_claim(agent=agent, host_id=host_id)
     if commands or wait_seconds <= 0:
         return commands
-    wakeup.wait_for(
-        host_id=host_id,
-        timeout=wait_seconds,
-        ready=lambda: command_open_for_host(host_id=host_id).exists(),
-    )
+    if not _long_poll_slots.acquire(blocking=False):
+        return commands
+    try:
+        wakeup.wait_for(
+            host_id=host_id,
+            timeout=wait_seconds,
+            ready=lambda: command_open_for_host(host_id=host_id).exists(),
+        )
+    finally:
+        _long_poll_slots.release()
     return _commands_claim(agent=agent, host_id=host_id)
 
 
@@ -281,21 +288,23 @@ def commands_confirm_from_snapshot(
     """Mark applied commands whose effect `entry` (a newer snapshot) shows as confirmed.
 
     Called by snapshot ingest for every host × model it updates. Returns how many.
+    `taken_at` (the entry's `at`, from the host's clock) is only recorded: ingest
+    never passes an entry older than the stored one, and a command was created
+    against the stored one, so the effect cannot show in an older snapshot (probes
+    compare with the verdict on record at creation instead, see effects.baseline).
     """
     applied = Command.objects.select_for_update().filter(
-        host=host,
-        model=model,
-        state=CommandState.APPLIED,
-        confirmed_at__isnull=True,
-        created_at__lte=taken_at + CLOCK_SKEW_ALLOWANCE,
+        host=host, model=model, state=CommandState.APPLIED, confirmed_at__isnull=True
     )
     confirmed = [c for c in applied if effects.effect_shown(c, entry)]
     for command in confirmed:
-        command_confirm(command=command, via="snapshot")
+        command_confirm(command=command, via="snapshot", taken_at=taken_at)
     return len(confirmed)
 
 
-def command_confirm(*, command: Command, via: str) -> None:
+def command_confirm(
+    *, command: Command, via: str, taken_at: datetime | None = None
+) -> None:
     """Record that pi's store shows the command's effect (the caller holds the row)."""
     command.confirmed_at = timezone.now()
     command.save(update_fields=["confirmed_at"])
@@ -306,5 +315,10 @@ def command_confirm(*, command: Command, via: str) -> None:
         host_id=command.host_id,
         model_id=command.model_id,
         command=command,
-        detail={"kind": command.kind, "params": command.params, "via": via},
+        detail={
+            "kind": command.kind,
+            "params": command.params,
+            "via": via,
+            "snapshot_at": taken_at.isoformat() if taken_at else None,
+        },
     )
