@@ -1,0 +1,147 @@
+"""The CLI against a live server: enroll, once (ship + commands), revoked tokens."""
+
+import json
+import stat
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from django.contrib.auth.models import User
+
+from pi_dashboard.agent.cli import main
+from pi_dashboard.agent.config import config_load
+from pi_dashboard.control import services as control_services
+from pi_dashboard.control.models import Command, CommandState
+from pi_dashboard.fleet import services as fleet_services
+from pi_dashboard.fleet.models import Agent
+from pi_dashboard.ingest.models import EventRecord
+from tests.agent.conftest import AMD
+
+
+@pytest.fixture
+def issued(transactional_db: None) -> tuple[Agent, str]:
+    return fleet_services.agent_issue(name="cli-amd", actor="test")
+
+
+def enroll(live_server: Any, token: str, tmp_path: Path, state: Path) -> Path:
+    config = tmp_path / "cfg" / "agent.json"
+    code = main(
+        ["enroll", "--server", live_server.url, "--token", token,
+         "--config", str(config), "--state-dir", str(state)]
+    )  # fmt: skip
+    assert code == 0
+    return config
+
+
+def impersonate_amd(config: Path) -> None:
+    raw = json.loads(config.read_text())
+    raw["host_override"] = {
+        "id": AMD, "cpu": "AMD Ryzen 9 7950X 16-Core Processor",
+        "cores": 32, "totalMemGb": 64,
+    }  # fmt: skip
+    config.write_text(json.dumps(raw))
+
+
+def test_enroll_writes_a_private_config(
+    live_server: Any,
+    issued: tuple[Agent, str],
+    tmp_path: Path,
+    amd_state: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    agent, token = issued
+    config = enroll(live_server, token, tmp_path, amd_state)
+    assert f"enrolled as agent cli-amd ({agent.pk})" in capsys.readouterr().out
+    assert stat.S_IMODE(config.stat().st_mode) == 0o600  # it holds the token
+    cfg = config_load(config)
+    assert (cfg.server, cfg.token, cfg.state_dir) == (live_server.url, token, amd_state)
+    assert cfg.pi_command is None
+
+
+def test_enroll_at_a_url_without_the_api(
+    live_server: Any,
+    issued: tuple[Agent, str],
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    code = main(
+        ["enroll", "--server", live_server.url + "/nothing-here", "--token",
+         issued[1], "--config", str(tmp_path / "c.json")]
+    )  # fmt: skip
+    assert code == 1
+    err = capsys.readouterr().err
+    assert "is not a pi-dashboard API (whoami answered HTTP 404)" in err
+
+
+def test_once_ships_then_applies_a_command(
+    live_server: Any,
+    issued: tuple[Agent, str],
+    tmp_path: Path,
+    amd_state: Path,
+    operator: User,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    config = enroll(live_server, issued[1], tmp_path, amd_state)
+    impersonate_amd(config)
+    assert main(["once", "--config", str(config)]) == 0
+    assert EventRecord.objects.filter(host__pi_id=AMD).count() == 380
+    store = amd_state / "model-adaptation.json"
+    rules = json.loads(store.read_text())["hosts"][AMD]["openai/gpt-5.1"]["profile"]
+    mode = rules["rules"][0]["mode"]
+    cmd = control_services.command_create(
+        actor=operator, host=AMD, model="openai/gpt-5.1", kind="remove_rule",
+        params={"mode": mode},
+    )  # fmt: skip
+    assert main(["once", "--config", str(config)]) == 0
+    cmd = Command.objects.get(pk=cmd.pk)
+    assert cmd.state == CommandState.APPLIED
+    assert cmd.result == {"removed": True, "via": "file"}
+    assert mode not in json.dumps(
+        json.loads(store.read_text())["hosts"][AMD]["openai/gpt-5.1"]["profile"][
+            "rules"
+        ]
+    )
+    capsys.readouterr()
+    assert main(["status", "--json", "--config", str(config)]) == 0
+    status = json.loads(capsys.readouterr().out)
+    assert status["last_contact_at"] is not None
+    assert status["spool"] == {"batches": 0, "bytes": 0}
+    assert status["unsent_acks"] == 0
+    assert status["counters"]["events_stored"] == 380
+
+
+def test_a_revoked_token_is_a_clear_error(
+    live_server: Any,
+    issued: tuple[Agent, str],
+    tmp_path: Path,
+    amd_state: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    agent, token = issued
+    config = enroll(live_server, token, tmp_path, amd_state)
+    fleet_services.agent_revoke(agent=agent, actor="test")
+    capsys.readouterr()
+    assert main(["once", "--config", str(config)]) == 5
+    err = capsys.readouterr().err.strip()
+    assert err.startswith(
+        f"pi-dashboard-agent: error: the server at {live_server.url} rejected the "
+        "agent token (unknown or revoked)"
+    )
+    assert len(err.splitlines()) == 1
+    assert token not in err
+    code = main(
+        ["enroll", "--server", live_server.url, "--token", token, "--config",
+         str(tmp_path / "again.json")]
+    )  # fmt: skip
+    assert code == 5
+    # The long-running loop stops too, with the same message and exit code.
+    proc = subprocess.run(
+        [sys.executable, "-m", "pi_dashboard.agent", "--config", str(config), "run"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert proc.returncode == 5
+    assert "rejected the agent token (unknown or revoked)" in proc.stderr
