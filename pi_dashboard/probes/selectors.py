@@ -79,7 +79,9 @@ def schedule_next_run(schedule: ProbeSchedule) -> datetime | None:
     now = timezone.now()
     last = task.last_run_at or task.date_changed or now
     remaining: timedelta = task.schedule.remaining_estimate(last)
-    return max(now, now + remaining)
+    # Rounded to the second: the estimate is computed from `now` with microseconds.
+    at = max(now, now + remaining) + timedelta(microseconds=500_000)
+    return at.replace(microsecond=0)
 
 
 def fleet_list() -> QuerySet[FleetProbe]:
