@@ -78,7 +78,7 @@ class AuditPage:
 
 def audit_queryset(*, filters: AuditFilters) -> QuerySet[AuditEntry]:
     """Audit entries matching `filters`, newest first, with what lists show."""
-    entries = AuditEntry.objects.select_related("host", "model", "command")
+    entries = AuditEntry.objects.select_related("host", "model")
     if filters.actor:
         entries = entries.filter(actor_label__icontains=filters.actor)
     if filters.action:

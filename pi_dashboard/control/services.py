@@ -126,16 +126,7 @@ def _command_create(
         .first()
     )
     if existing is not None:
-        audit.audit_log(
-            actor=actor,
-            host=host,
-            model=model,
-            ip_address=ip_address,
-            action="command.create",
-            outcome=AuditOutcome.OK,
-            command=existing,
-            detail={"kind": kind, "params": clean, "duplicate_of": str(existing.pk)},
-        )
+        _audit_created(actor=actor, command=existing, ip_address=ip_address, dup=True)
         return existing
     command = Command.objects.create(
         host=host,
@@ -146,18 +137,28 @@ def _command_create(
         expires_at=timezone.now() + timedelta(seconds=settings.PI_COMMAND_TTL_SECONDS),
         baseline=effects.baseline(kind, host_model.entry),
     )
+    _audit_created(actor=actor, command=command, ip_address=ip_address, dup=False)
+    transaction.on_commit(partial(wakeup.notify, host_id=host.pk))
+    return command
+
+
+def _audit_created(
+    *, actor: User | None, command: Command, ip_address: str | None, dup: bool
+) -> None:
+    detail: dict[str, Any] = {"kind": command.kind, "params": command.params}
+    if dup:
+        # The same command was still open: nothing new was queued.
+        detail["duplicate_of"] = str(command.pk)
     audit.audit_log(
         actor=actor,
-        host=host,
-        model=model,
+        host=command.host,
+        model=command.model,
         ip_address=ip_address,
         action="command.create",
         outcome=AuditOutcome.OK,
         command=command,
-        detail={"kind": kind, "params": clean},
+        detail=detail,
     )
-    transaction.on_commit(partial(wakeup.notify, host_id=host.pk))
-    return command
 
 
 def _clean_params(*, kind: str, params: dict[str, Any]) -> dict[str, Any]:
