@@ -22,7 +22,12 @@ def main() -> int:
         action="store_true",
         help="only when the database has no hosts (or only this demo's hosts)",
     )
-    parser.add_argument("--var", type=Path, default=ROOT / "var" / "demo")
+    parser.add_argument(
+        "--var",
+        type=Path,
+        default=Path(os.environ.get("PI_DEMO_DIR") or ROOT / "var" / "demo"),
+        help="where the demo keeps its pi hosts (default var/demo, or $PI_DEMO_DIR)",
+    )
     parser.add_argument(
         "--server",
         default=os.environ.get("PI_DASHBOARD_URL", "http://127.0.0.1:8000"),

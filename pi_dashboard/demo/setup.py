@@ -16,6 +16,7 @@ from pi_dashboard.probes.models import Endpoint, ProbeSchedule, SelectionKind, T
 ACTOR = "demo"
 SCHEDULE_NAME = "demo: every 3 minutes"
 TAG = "demo"
+DRIFT_TAG = "demo-drift"
 
 # Scripted model-server behaviours (its model id picks one) standing for the demo
 # hosts' models: native, text-protocol in two dialects, none, and one that drifts.
@@ -60,7 +61,7 @@ def probes_register(*, port: int) -> None:
             server_model=behaviour,
             model_key=model_key,
             timeout_seconds=10.0,
-            tags=[TAG],
+            tags=[TAG, DRIFT_TAG] if behaviour.startswith("drifting") else [TAG],
         )
         endpoint = Endpoint.objects.filter(name=name).first()
         if endpoint is None:
@@ -85,4 +86,14 @@ def probes_register(*, port: int) -> None:
         trigger=Trigger.FLEET,
         selection_kind=SelectionKind.TAG,
         selection_value=TAG,
+    )
+
+
+def probes_drift_kick() -> None:
+    """Probe the drifting endpoint once more: its verdict flips on every probe."""
+    probe_services.fleet_probe_start(
+        key=None,
+        trigger=Trigger.FLEET,
+        selection_kind=SelectionKind.TAG,
+        selection_value=DRIFT_TAG,
     )

@@ -25,6 +25,7 @@ from pi_dashboard.demo.shift import DATA_DIR, build_state_dir, host_ids
 from pi_dashboard.demo.simulator import DemoHost
 
 MANIFEST = "demo.json"
+DRIFT_KICK_SECONDS = 30.0
 
 
 @dataclass(frozen=True)
@@ -138,6 +139,9 @@ def run(options: Options) -> int:
 def loop(children: list[Child], hosts: list[DemoHost], tick_seconds: float) -> None:
     """One simulated tool call on a random host every ~tick_seconds, forever."""
     rng = random.Random()
+    # A second probe of the drifting endpoint soon after the first, so drift is
+    # on the pages within the first minute rather than at the first schedule.
+    drift_at: float | None = time.monotonic() + DRIFT_KICK_SECONDS
     while True:
         for child in children:
             child.check()
@@ -145,4 +149,7 @@ def loop(children: list[Child], hosts: list[DemoHost], tick_seconds: float) -> N
         # A busy writer (pi itself, in a real fleet) only delays this tick.
         with contextlib.suppress(OSError, pifiles.LockBusyError):
             host.tick()
+        if drift_at is not None and time.monotonic() >= drift_at:
+            setup.probes_drift_kick()
+            drift_at = None
         time.sleep(tick_seconds * rng.uniform(0.5, 1.5))
