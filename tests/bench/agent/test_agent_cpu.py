@@ -101,9 +101,10 @@ def test_agent_cpu(server: Server, template: list[bytes], tmp_path: Path) -> Non
     )
     cpu, wall = children_cpu() - before, time.monotonic() - wall
     assert stored() == 5000
+    size_mb = (state / "tool-recovery-events.jsonl").stat().st_size / 1e6
     figures["ship 5,000 lines (once), agent CPU"] = (
         f"{cpu * 1000:.0f} ms ({(cpu - startup) * 1000:.0f} ms after start-up), "
-        f"{wall:.2f} s wall, {state.joinpath('tool-recovery-events.jsonl').stat().st_size / 1e6:.1f} MB"
+        f"{wall:.2f} s wall, {size_mb:.1f} MB"
     )
 
     # 2. Steady state: a running agent while pi appends 10 events/s.
