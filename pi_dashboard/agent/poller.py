@@ -92,5 +92,10 @@ class CommandPoller:
                 self.contact.failed(str(exc))
                 stop.wait(self.backoff.next_delay(getattr(exc, "retry_after", None)))
                 continue
+            except Exception:
+                # A bug must not silently end command handling for good.
+                log.exception("command poll failed")
+                stop.wait(self.backoff.next_delay())
+                continue
             elapsed = time.monotonic() - started
             stop.wait(max(0.0, self.poll_interval() - elapsed))

@@ -12,7 +12,12 @@ from typing import IO
 
 from pi_dashboard.agent.client import ApiClient
 from pi_dashboard.agent.config import AgentConfig
-from pi_dashboard.agent.errors import AgentError, ServerUnreachable, StateDirMissing
+from pi_dashboard.agent.errors import (
+    AgentError,
+    ServerUnreachable,
+    StateDirMissing,
+    Unauthorized,
+)
 from pi_dashboard.agent.hostid import (
     HostFingerprint,
     current_fingerprint,
@@ -23,6 +28,7 @@ from pi_dashboard.agent.shipper import Shipper
 from pi_dashboard.agent.state import AgentState
 
 log = logging.getLogger(__name__)
+RETRY_AFTER_CRASH = 10.0
 
 
 def fingerprint_for(cfg: AgentConfig) -> HostFingerprint:
@@ -122,13 +128,25 @@ class Agent:
         thread.start()
         try:
             while not stop.is_set():
-                self.shipper.tick()
+                self._tick_safely(stop)
                 stop.wait(self.cfg.knob("scan_interval"))
         finally:
             stop.set()
             thread.join(self.cfg.knob("http_timeout_seconds") + 5)
         if self.poller.fatal is not None:
             raise self.poller.fatal
+
+    def _tick_safely(self, stop: threading.Event) -> None:
+        """A pass that fails (disk full, unreadable file) is logged and retried later;
+        only a rejected token ends the loop."""
+        try:
+            self.shipper.tick()
+        except Unauthorized:
+            raise
+        except Exception:
+            log.exception("shipping pass failed; retrying in %gs", RETRY_AFTER_CRASH)
+            self.state.contact.failed("shipping pass failed (see the agent's log)")
+            stop.wait(RETRY_AFTER_CRASH)
 
     def once(self) -> None:
         """Heartbeat, ship everything pending, apply pending commands; then return."""

@@ -136,36 +136,45 @@ class Shipper:
     # -- reading pi's files ---------------------------------------------------------
 
     def _collect(self) -> None:
+        try:
+            self._collect_snapshot()
+            for kind, tailer in self.tailers.items():
+                if tailer.has_news():
+                    self._drain_tail(kind, tailer)
+            self._collect_stats()
+        except BaseException:
+            # Whatever was read but not delivered must be read again next pass.
+            self.snapshot.forget_seen()
+            self.stats.forget_seen()
+            for tailer in self.tailers.values():
+                tailer.forget_seen()
+            raise
+
+    def _collect_snapshot(self) -> None:
         found = self.snapshot.poll()
         if found is not None:
             data, digest = found
             self._deliver("snapshot", data)
             self.snapshot.commit(digest)
             self._save()
-        for kind, tailer in self.tailers.items():
-            if tailer.has_news():
-                self._drain_tail(kind, tailer)
-        docs = self.stats.poll()
-        for chunk in _chunks(docs):
+
+    def _collect_stats(self) -> None:
+        for chunk in _chunks(self.stats.poll()):
             self._deliver("stats", b"".join(d.line + b"\n" for d in chunk))
             self.stats.commit(chunk)
             self._save()
 
     def _drain_tail(self, kind: str, tailer: JsonlTailer) -> None:
-        try:
-            while (batch := tailer.read_batch()) is not None:
-                if batch.skipped_oversize:
-                    log.error("%s: skipped a line over %d bytes", kind, MAX_BYTES)
-                    self.state.bump("oversize_lines_skipped", batch.skipped_oversize)
-                if batch.rotated:
-                    log.info("%s: file rotated by pi; resuming", kind)
-                if batch.lines:
-                    self._deliver(kind, batch.body)
-                tailer.commit(batch.position)
-                self._save()
-        except BaseException:
-            tailer.forget_seen()  # not delivered: read it again next pass
-            raise
+        while (batch := tailer.read_batch()) is not None:
+            if batch.skipped_oversize:
+                log.error("%s: skipped a line over %d bytes", kind, MAX_BYTES)
+                self.state.bump("oversize_lines_skipped", batch.skipped_oversize)
+            if batch.rotated:
+                log.info("%s: file rotated by pi; resuming", kind)
+            if batch.lines:
+                self._deliver(kind, batch.body)
+            tailer.commit(batch.position)
+            self._save()
 
     def _save(self) -> None:
         self.state.save(

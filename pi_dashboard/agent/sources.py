@@ -128,9 +128,6 @@ class StatsWatcher:
         self._dir_seen = None
         self._files_seen.clear()
 
-    def pending_names(self) -> int:
-        return len(self._files_seen) - len(self.shipped)
-
 
 def one_line(data: bytes) -> bytes | None:
     """The document as one line: unchanged when pi wrote it compact (it does)."""

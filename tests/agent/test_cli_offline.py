@@ -1,7 +1,6 @@
 """The CLI without a reachable server: clear one-line errors, exit codes, spooling."""
 
 import json
-import socket
 from collections.abc import Callable
 from pathlib import Path
 
@@ -9,12 +8,7 @@ import pytest
 
 from pi_dashboard.agent.cli import main
 from pi_dashboard.agent.config import AgentConfig
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+from tests.agent.e2e_support import free_port
 
 
 def test_enroll_with_nothing_listening(

@@ -196,3 +196,30 @@ def test_an_unbound_agent_heartbeats_and_retries(
     assert beat["host"]["id"] == "amd-ryzen-9-7950x-16-core-processor-32c-64g"
     assert beat["lag"]["events_bytes_behind"] > 0  # nothing shipped yet
     assert beat["pi_version"] is None
+
+
+def test_a_failed_spool_write_loses_nothing(
+    make_config: Callable[..., AgentConfig],
+    amd_state: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from tests.agent.e2e_support import free_port
+
+    shipper = shipper_for(
+        make_config(server=f"http://127.0.0.1:{free_port()}", state_dir=amd_state)
+    )
+    real_push = shipper.spool.push
+
+    def disk_full(kind: str, gz: bytes) -> int:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(shipper.spool, "push", disk_full)
+    with pytest.raises(OSError, match="No space left"):
+        shipper.tick()
+    assert shipper.snapshot.shipped_hash == ""  # nothing was marked as shipped
+    monkeypatch.setattr(shipper.spool, "push", real_push)
+    shipper.tick()
+    assert [item.kind for item in shipper.spool._items] == [
+        "snapshot", "events", "corpus", "stats"
+    ]  # fmt: skip
+    assert shipper.tailers["events"].bytes_behind() == 0
