@@ -1,6 +1,12 @@
 from django.contrib import admin
 
-from pi_dashboard.probes.models import Drift, Endpoint, NotificationChannel, ProbeRun, ProbeSchedule
+from pi_dashboard.probes.models import (
+    Drift,
+    Endpoint,
+    NotificationChannel,
+    ProbeRun,
+    ProbeSchedule,
+)
 
 
 @admin.register(Endpoint)

@@ -68,7 +68,9 @@ def has_text_call(reply: chat.Reply, token: str) -> bool:
     if not text:
         return False
     parsed = parse_text_tool_calls(text, [textproto.ECHO_TOOL])
-    return any(c.name == "echo" and c.arguments.get("data") == token for c in parsed.calls)
+    return any(
+        c.name == "echo" and c.arguments.get("data") == token for c in parsed.calls
+    )
 
 
 @dataclass
@@ -131,13 +133,21 @@ def grade_native(session: ProbeSession) -> str:
     )
     read = textproto.native_read_instruction(path)
     body = session.body(
-        system=read, user=read, max_tokens=768, tools=[function_tool(textproto.READ_TOOL)]
+        system=read,
+        user=read,
+        max_tokens=768,
+        tools=[function_tool(textproto.READ_TOOL)],
     )
-    if session.trial("read-task", body, lambda r: has_native_call(r, "read", "path", path)):
+    if session.trial(
+        "read-task", body, lambda r: has_native_call(r, "read", "path", path)
+    ):
         return "task"
     echo = textproto.NATIVE_ECHO_INSTRUCTION
     body = session.body(
-        system=echo, user=echo, max_tokens=256, tools=[function_tool(textproto.ECHO_TOOL)]
+        system=echo,
+        user=echo,
+        max_tokens=256,
+        tools=[function_tool(textproto.ECHO_TOOL)],
     )
     token = textproto.NATIVE_ECHO_TOKEN
     if session.trial("echo", body, lambda r: has_native_call(r, "echo", "data", token)):

@@ -65,8 +65,12 @@ def list_endpoints(request: HttpRequest, tag: str = "", provider: str = "") -> A
 def create_endpoint(request: HttpRequest, payload: EndpointIn) -> Any:
     """Register an OpenAI-compatible endpoint (operator)."""
     require_role(request, Role.OPERATOR, action="api:create_endpoint")
-    with audited(request, "probes.endpoint.create", model_key=payload.model_key,
-                 name=payload.name) as info:
+    with audited(
+        request,
+        "probes.endpoint.create",
+        model_key=payload.model_key,
+        name=payload.name,
+    ) as info:
         endpoint = services.endpoint_create(data=endpoint_data(payload))
         info["endpoint"] = endpoint.pk
     return Status(201, endpoint)
@@ -84,8 +88,12 @@ def update_endpoint(request: HttpRequest, endpoint_id: int, payload: EndpointIn)
     """Replace an endpoint's settings; omitted secrets are kept (operator)."""
     require_role(request, Role.OPERATOR, action="api:update_endpoint")
     endpoint = selectors.endpoint_get(endpoint_id=endpoint_id)
-    with audited(request, "probes.endpoint.update", model_key=payload.model_key,
-                 endpoint=endpoint.pk):
+    with audited(
+        request,
+        "probes.endpoint.update",
+        model_key=payload.model_key,
+        endpoint=endpoint.pk,
+    ):
         return services.endpoint_update(endpoint=endpoint, data=endpoint_data(payload))
 
 
@@ -94,8 +102,13 @@ def delete_endpoint(request: HttpRequest, endpoint_id: int) -> Any:
     """Delete an endpoint and its probe history (operator)."""
     require_role(request, Role.OPERATOR, action="api:delete_endpoint")
     endpoint = selectors.endpoint_get(endpoint_id=endpoint_id)
-    with audited(request, "probes.endpoint.delete", model_key=endpoint.model_key,
-                 endpoint=endpoint.pk, name=endpoint.name):
+    with audited(
+        request,
+        "probes.endpoint.delete",
+        model_key=endpoint.model_key,
+        endpoint=endpoint.pk,
+        name=endpoint.name,
+    ):
         services.endpoint_delete(endpoint=endpoint)
     return Status(204, None)
 
@@ -105,8 +118,9 @@ def probe_endpoint(request: HttpRequest, endpoint_id: int) -> Any:
     """Probe the endpoint now; poll the returned run for its verdict (operator)."""
     require_role(request, Role.OPERATOR, action="api:probe_endpoint")
     endpoint = selectors.endpoint_get(endpoint_id=endpoint_id)
-    with audited(request, "probes.probe", model_key=endpoint.model_key,
-                 endpoint=endpoint.pk) as info:
+    with audited(
+        request, "probes.probe", model_key=endpoint.model_key, endpoint=endpoint.pk
+    ) as info:
         user = request.user if isinstance(request.user, User) else None
         run = services.probe_request(endpoint=endpoint, user=user, trigger=Trigger.API)
         info["run"] = run.pk

@@ -28,7 +28,17 @@ def audited(
     except DomainError as exc:
         info.update(code=exc.code, reason=exc.detail)
         audit_record(
-            request=request, action=action, outcome=AuditOutcome.REFUSED, model=model, detail=info
+            request=request,
+            action=action,
+            outcome=AuditOutcome.REFUSED,
+            model=model,
+            detail=info,
         )
         raise
-    audit_record(request=request, action=action, outcome=AuditOutcome.OK, model=model, detail=info)
+    audit_record(
+        request=request,
+        action=action,
+        outcome=AuditOutcome.OK,
+        model=model,
+        detail=info,
+    )

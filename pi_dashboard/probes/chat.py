@@ -1,4 +1,4 @@
-"""One chat completion against an OpenAI-compatible `/chat/completions` (reference §7.5).
+"""One chat completion against an OpenAI-compatible `/chat/completions` (ref. §7.5).
 
 Requests go to the address `outbound.destination_check` approved, never follow
 redirects, and are bounded in time (the endpoint's timeout covers the whole reply, not
@@ -66,7 +66,9 @@ class Reply:
 
     def text_for_grading(self) -> str:
         """content + non-redacted reasoning, joined with newlines, trimmed (§7.4)."""
-        return "\n".join(part for part in (self.content, self.reasoning) if part).strip()
+        return "\n".join(
+            part for part in (self.content, self.reasoning) if part
+        ).strip()
 
 
 @functools.cache

@@ -1,4 +1,4 @@
-"""Model endpoints, probe runs with their transcripts, schedules, drift, notifications."""
+"""Model endpoints, probe runs and transcripts, schedules, drift, notifications."""
 
 from django.conf import settings
 from django.contrib.postgres.fields import ArrayField
@@ -34,7 +34,9 @@ class Endpoint(models.Model):
     # Extra request headers, encrypted as one JSON object (they may carry secrets);
     # their names are kept in clear so pages can list them.
     headers_encrypted = models.TextField(blank=True, default="")
-    header_names = ArrayField(models.CharField(max_length=200), default=list, blank=True)
+    header_names = ArrayField(
+        models.CharField(max_length=200), default=list, blank=True
+    )
     timeout_seconds = models.FloatField(default=60.0)
     token_param = models.CharField(
         max_length=32,
@@ -139,7 +141,11 @@ class FleetProbe(models.Model):
     # Idempotency key: the Celery message id of the firing, or a fresh uuid.
     key = models.CharField(max_length=200, unique=True)
     schedule = models.ForeignKey(
-        ProbeSchedule, null=True, blank=True, on_delete=models.SET_NULL, related_name="fleet_probes"
+        ProbeSchedule,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="fleet_probes",
     )
     trigger = models.CharField(max_length=16, choices=Trigger.choices)
     selection = models.JSONField(default=dict, blank=True)
@@ -162,7 +168,9 @@ class FleetProbe(models.Model):
 class ProbeRun(models.Model):
     """One probe of one endpoint for one slot; written in full, once, at the end."""
 
-    endpoint = models.ForeignKey(Endpoint, on_delete=models.CASCADE, related_name="runs")
+    endpoint = models.ForeignKey(
+        Endpoint, on_delete=models.CASCADE, related_name="runs"
+    )
     # Idempotency: a task delivered twice for the same slot finds this row.
     slot = models.CharField(max_length=200)
     fleet = models.ForeignKey(
@@ -175,7 +183,9 @@ class ProbeRun(models.Model):
     state = models.CharField(
         max_length=16, choices=RunState.choices, default=RunState.PENDING
     )
-    verdict = models.CharField(max_length=16, choices=Verdict.choices, blank=True, default="")
+    verdict = models.CharField(
+        max_length=16, choices=Verdict.choices, blank=True, default=""
+    )
     native_grade = models.CharField(max_length=16, blank=True, default="")
     variant = models.CharField(max_length=32, blank=True, default="")
     diagnostic = models.TextField(blank=True, default="")
@@ -196,11 +206,15 @@ class ProbeRun(models.Model):
     class Meta:
         ordering = ["-created_at", "-id"]
         constraints = [
-            models.UniqueConstraint(fields=["endpoint", "slot"], name="proberun_endpoint_slot"),
+            models.UniqueConstraint(
+                fields=["endpoint", "slot"], name="proberun_endpoint_slot"
+            ),
         ]
         indexes = [
             # Endpoint page: verdict history, newest first.
-            models.Index(fields=["endpoint", "-created_at"], name="proberun_endpoint_at"),
+            models.Index(
+                fields=["endpoint", "-created_at"], name="proberun_endpoint_at"
+            ),
             # Sweep: unfinished runs whose lease expired (or that were never claimed).
             models.Index(fields=["state", "lease_until"], name="proberun_state_lease"),
             # Fleet probe page and "is the fan-out finished?".
@@ -218,7 +232,9 @@ class ProbeRun(models.Model):
 class ProbeExchange(models.Model):
     """One request and reply of a run (redacted, bounded), in the order sent."""
 
-    run = models.ForeignKey(ProbeRun, on_delete=models.CASCADE, related_name="exchanges")
+    run = models.ForeignKey(
+        ProbeRun, on_delete=models.CASCADE, related_name="exchanges"
+    )
     seq = models.PositiveSmallIntegerField()
     # read-task, echo, text-protocol:<variant> (pi's spend-report kinds).
     kind = models.CharField(max_length=64)
@@ -229,7 +245,9 @@ class ProbeExchange(models.Model):
     class Meta:
         ordering = ["run", "seq"]
         constraints = [
-            models.UniqueConstraint(fields=["run", "seq"], name="probeexchange_run_seq"),
+            models.UniqueConstraint(
+                fields=["run", "seq"], name="probeexchange_run_seq"
+            ),
         ]
 
     def __str__(self) -> str:
@@ -237,9 +255,11 @@ class ProbeExchange(models.Model):
 
 
 class Drift(models.Model):
-    """A finished run whose verdict or grade differs from the endpoint's previous one."""
+    """A finished run whose verdict or grade differs from the previous one."""
 
-    endpoint = models.ForeignKey(Endpoint, on_delete=models.CASCADE, related_name="drifts")
+    endpoint = models.ForeignKey(
+        Endpoint, on_delete=models.CASCADE, related_name="drifts"
+    )
     run = models.OneToOneField(ProbeRun, on_delete=models.CASCADE, related_name="drift")
     previous_run = models.ForeignKey(
         ProbeRun, null=True, on_delete=models.SET_NULL, related_name="+"

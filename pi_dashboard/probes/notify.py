@@ -59,7 +59,9 @@ def send(*, kind: str, target: str, subject: str, event: dict[str, Any]) -> None
     elif kind == ChannelKind.EMAIL:
         recipients = [a.strip() for a in target.split(",") if a.strip()]
         try:
-            send_mail(subject, event.get("text", ""), settings.DEFAULT_FROM_EMAIL, recipients)
+            send_mail(
+                subject, event.get("text", ""), settings.DEFAULT_FROM_EMAIL, recipients
+            )
         except OSError as exc:
             raise NotifyFailed(f"Email not sent: {exc}.") from exc
     else:

@@ -122,7 +122,9 @@ def destination_check(url: str, *, allow_private: bool) -> Destination:
     if not host:
         raise OutboundRefused(f"{url!r} has no host.")
     if parts.username or parts.password:
-        raise OutboundRefused("Credentials in the URL are not allowed; use the API key.")
+        raise OutboundRefused(
+            "Credentials in the URL are not allowed; use the API key."
+        )
     if host in METADATA_NAMES:
         raise OutboundRefused(f"Refused {host}: it is a cloud metadata name.")
     try:

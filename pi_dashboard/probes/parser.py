@@ -149,18 +149,19 @@ def _decode(env: Envelope, tools: dict[str, ToolSpec]) -> tuple[str, Any]:
         return html.unescape(env.name or "").strip(), loose_json(env.body.strip())
     if env.kind == "function":
         props = _props(tools.get(html.unescape(env.name or "").strip()))
-        args = {
+        params = {
             html.unescape(p.group("name")): _param_value(
-                html.unescape(p.group("value")), props.get(html.unescape(p.group("name")))
+                html.unescape(p.group("value")),
+                props.get(html.unescape(p.group("name"))),
             )
             for p in PARAM.finditer(env.body)
         }
-        return html.unescape(env.name or "").strip(), args
+        return html.unescape(env.name or "").strip(), params
     obj = loose_json(env.body.strip())
     if not isinstance(obj, dict):
         raise ValueError("envelope body is not an object")
     name = obj.get("name", obj.get("tool"))
-    args = obj.get("arguments", obj.get("args", {}))
+    args: Any = obj.get("arguments", obj.get("args", {}))
     if isinstance(args, str):
         args = loose_json(args)
     if not isinstance(name, str):

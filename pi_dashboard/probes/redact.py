@@ -30,7 +30,9 @@ def redact_text(text: str, secrets: Iterable[str] = ()) -> str:
     return text
 
 
-def redact_headers(headers: Mapping[str, str], secrets: Iterable[str] = ()) -> dict[str, str]:
+def redact_headers(
+    headers: Mapping[str, str], secrets: Iterable[str] = ()
+) -> dict[str, str]:
     secrets = list(secrets)
     return {
         name: REDACTED if SECRET_HEADER.search(name) else redact_text(value, secrets)

@@ -9,15 +9,21 @@ from ninja import Field, Schema
 class EndpointIn(Schema):
     name: str = Field(max_length=200)
     base_url: str = Field(max_length=500)
-    server_model: str = Field(max_length=300, description="Model id as the server names it.")
+    server_model: str = Field(
+        max_length=300, description="Model id as the server names it."
+    )
     model_key: str = Field(max_length=600, description="pi's provider/modelId key.")
     api_key: str | None = Field(
         None, description="Stored encrypted; write-only. Omit to keep, empty to clear."
     )
     api_key_env: str = Field("", description="Read the key from this worker variable.")
-    headers: dict[str, str] | None = Field(None, description="Write-only; omit to keep.")
+    headers: dict[str, str] | None = Field(
+        None, description="Write-only; omit to keep."
+    )
     timeout_seconds: float = 60.0
-    token_param: Literal["max_tokens", "max_completion_tokens"] = "max_completion_tokens"
+    token_param: Literal["max_tokens", "max_completion_tokens"] = (
+        "max_completion_tokens"  # noqa: S105 (a parameter name)
+    )
     is_streaming: bool = True
     tags: list[str] = []
     trials: int = Field(1, description="k: each trial must pass k of k times.")
@@ -57,8 +63,12 @@ class ProbeRunOut(Schema):
     native_grade: str
     variant: str
     diagnostic: str
-    tool_probe: dict[str, Any] | None = Field(None, description="What pi writes as toolProbe.")
-    protocol: dict[str, Any] | None = Field(None, description="pi's protocol, when calibrated.")
+    tool_probe: dict[str, Any] | None = Field(
+        None, description="What pi writes as toolProbe."
+    )
+    protocol: dict[str, Any] | None = Field(
+        None, description="pi's protocol, when calibrated."
+    )
     error: str
     completions: int
     attempts: int

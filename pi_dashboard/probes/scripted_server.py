@@ -142,20 +142,28 @@ class Script:
             return Answer(calls=[(tool, {arg: wanted + "-wrong"})])
         if behaviour == "envelope-in-reasoning_content":
             return Answer(reasoning="The user wants a tool call; I have no tools.")
-        # Text-protocol models write prose (or a text envelope) instead of a native call.
+        # Text-protocol models write prose instead of a native call.
         return Answer(content=f"I would call {tool} with {arg}={wanted!r}.")
 
     def _calibration(self, behaviour: str, primed: str, user: str) -> Answer:
         match = DATA.search(user)
         token = match.group(1) if match else ""
         if behaviour in {"native-correct", "slow", "text-tool-tag"}:
-            return Answer(content=textproto.envelope(primed or "tool-tag", "echo", {"data": token}))
+            return Answer(
+                content=textproto.envelope(
+                    primed or "tool-tag", "echo", {"data": token}
+                )
+            )
         if behaviour in DIALECT_OF:
             if primed == DIALECT_OF[behaviour]:
-                return Answer(content=textproto.envelope(primed, "echo", {"data": token}))
+                return Answer(
+                    content=textproto.envelope(primed, "echo", {"data": token})
+                )
             return Answer(content="I do not know that format.")
         if behaviour == "text-sloppy-json":
-            return Answer(content=f"Sure.\n<pi:call name=\"echo\">{{data: '{token}',}}</pi:call>")
+            return Answer(
+                content=f"Sure.\n<pi:call name=\"echo\">{{data: '{token}',}}</pi:call>"
+            )
         if behaviour == "envelope-in-reasoning_content":
             env = textproto.envelope(textproto.TOOL_TAG, "echo", {"data": token})
             return Answer(content="", reasoning=f"I must answer with:\n{env}")
@@ -199,7 +207,11 @@ def pieces(text: str, size: int = 7) -> list[str]:
 
 
 def stream_events(model: str, answer: Answer) -> list[dict[str, Any]]:
-    base = {"id": "chatcmpl-s", "object": "chat.completion.chunk", "model": model}
+    base: dict[str, Any] = {
+        "id": "chatcmpl-s",
+        "object": "chat.completion.chunk",
+        "model": model,
+    }
     deltas: list[dict[str, Any]] = [{"role": "assistant", "content": ""}]
     deltas += [{"reasoning_content": p} for p in pieces(answer.reasoning)]
     deltas += [{"content": p} for p in pieces(answer.content)]
@@ -207,11 +219,21 @@ def stream_events(model: str, answer: Answer) -> list[dict[str, Any]]:
         raw = args if isinstance(args, str) else json.dumps(args)
         half = len(raw) // 2
         head = {"index": i, "id": f"call_{i}", "type": "function"}
-        deltas.append({"tool_calls": [{**head, "function": {"name": name, "arguments": raw[:half]}}]})
-        deltas.append({"tool_calls": [{"index": i, "function": {"arguments": raw[half:]}}]})
+        deltas.append(
+            {
+                "tool_calls": [
+                    {**head, "function": {"name": name, "arguments": raw[:half]}}
+                ]
+            }
+        )
+        deltas.append(
+            {"tool_calls": [{"index": i, "function": {"arguments": raw[half:]}}]}
+        )
     events = [{**base, "choices": [{"index": 0, "delta": d}]} for d in deltas]
     finish = "tool_calls" if answer.calls else "stop"
-    events.append({**base, "choices": [{"index": 0, "delta": {}, "finish_reason": finish}]})
+    events.append(
+        {**base, "choices": [{"index": 0, "delta": {}, "finish_reason": finish}]}
+    )
     events.append({**base, "choices": [], "usage": {"total_tokens": 15}})
     return events
 
@@ -335,7 +357,9 @@ class ScriptedServer(ThreadingHTTPServer):
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(prog="python -m pi_dashboard.probes.scripted_server")
+    parser = argparse.ArgumentParser(
+        prog="python -m pi_dashboard.probes.scripted_server"
+    )
     parser.add_argument("--port", type=int, default=8765)
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--latency", type=float, default=0.0, help="seconds per reply")

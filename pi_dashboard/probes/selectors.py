@@ -18,15 +18,26 @@ from pi_dashboard.probes.models import (
     RunState,
 )
 
-TOOL_PROBE_KEYS = ("version", "status", "probedAt", "variant", "nativeGrade", "diagnostic")
+TOOL_PROBE_KEYS = (
+    "version",
+    "status",
+    "probedAt",
+    "variant",
+    "nativeGrade",
+    "diagnostic",
+)
 PROTOCOL_KEYS = ("version", "status", "variant", "calibratedAt")
 
 
-def pi_order(obj: dict[str, Any] | None, keys: tuple[str, ...]) -> dict[str, Any] | None:
+def pi_order(
+    obj: dict[str, Any] | None, keys: tuple[str, ...]
+) -> dict[str, Any] | None:
     """PostgreSQL jsonb reorders keys; present them in the order pi writes them."""
     if obj is None:
         return None
-    return {k: obj[k] for k in keys if k in obj} | {k: v for k, v in obj.items() if k not in keys}
+    return {k: obj[k] for k in keys if k in obj} | {
+        k: v for k, v in obj.items() if k not in keys
+    }
 
 
 def endpoint_list(*, tag: str = "", provider: str = "") -> QuerySet[Endpoint]:
@@ -93,7 +104,9 @@ def drift_list(*, model_key: str = "") -> QuerySet[Drift]:
     return qs.filter(model_key=model_key) if model_key else qs
 
 
-def drift_for_models(model_keys: Iterable[str], *, limit: int = 5) -> dict[str, list[Drift]]:
+def drift_for_models(
+    model_keys: Iterable[str], *, limit: int = 5
+) -> dict[str, list[Drift]]:
     """Recent drift per pi model key, newest first (model page and fleet overview)."""
     keys = list(model_keys)
     out: dict[str, list[Drift]] = {k: [] for k in keys}
@@ -109,7 +122,9 @@ def latest_verdicts(model_keys: Iterable[str]) -> dict[str, list[Endpoint]]:
     `Endpoint.last_verdict/last_grade/last_variant/last_probed_at` hold the verdict.
     """
     out: dict[str, list[Endpoint]] = {k: [] for k in model_keys}
-    for endpoint in Endpoint.objects.filter(model_key__in=list(out)).exclude(last_verdict=""):
+    for endpoint in Endpoint.objects.filter(model_key__in=list(out)).exclude(
+        last_verdict=""
+    ):
         out[endpoint.model_key].append(endpoint)
     return out
 

@@ -26,7 +26,7 @@ return 0
 
 
 @functools.cache
-def client() -> "redis.Redis[bytes]":
+def client() -> redis.Redis:
     return redis.Redis.from_url(settings.REDIS_URL)
 
 

@@ -6,7 +6,6 @@ from celery import Task
 # The project's app, not `shared_task`: enqueueing from any process (web, tests,
 # management commands) then uses the configured broker, not Celery's default.
 from pi_dashboard.celery import app
-
 from pi_dashboard.probes import services
 from pi_dashboard.probes.models import ProbeSchedule, Trigger
 

@@ -77,7 +77,8 @@ def envelope(variant: str, tool: str, arguments: dict[str, Any]) -> str:
             f"{xml_escape(val if isinstance(val, str) else js_json(val))}</param>"
             for key, val in arguments.items()
         )
-        return f'<function name="{xml_escape(tool, {chr(34): "&quot;"})}">{params}</function>'
+        name = xml_escape(tool, {chr(34): "&quot;"})
+        return f'<function name="{name}">{params}</function>'
     raise ValueError(f"unknown text-protocol variant {variant!r}")
 
 
@@ -115,7 +116,9 @@ def calibration_instruction(variant: str, token: str) -> str:
 
 
 def calibration_system_prompt(variant: str, token: str) -> str:
-    return primer(variant, [ECHO_TOOL]) + "\n\n" + calibration_instruction(variant, token)
+    return (
+        primer(variant, [ECHO_TOOL]) + "\n\n" + calibration_instruction(variant, token)
+    )
 
 
 def native_read_instruction(path: str) -> str:
@@ -125,7 +128,7 @@ def native_read_instruction(path: str) -> str:
     )
 
 
-NATIVE_ECHO_TOKEN = "pi-native-probe"
+NATIVE_ECHO_TOKEN = "pi-native-probe"  # noqa: S105 (probe data, not a secret)
 NATIVE_ECHO_INSTRUCTION = (
     "Native tool-call capability probe: echo-only. "
     f'Provider-native call only: echo, data exactly "{NATIVE_ECHO_TOKEN}".'

@@ -28,25 +28,31 @@ def test_operator_creates_and_the_key_is_never_shown(operator: Any) -> None:
     response = client.post("/api/v1/endpoints", NEW, content_type="application/json")
     assert response.status_code == 201, response.content
     body = response.json()
-    assert body["has_api_key"] is True and body["header_names"] == ["X-Org"]
-    assert body["provider"] == "ollama" and body["tags"] == ["gpu", "local"]
+    assert body["has_api_key"] is True
+    assert body["header_names"] == ["X-Org"]
+    assert body["provider"] == "ollama"
+    assert body["tags"] == ["gpu", "local"]
     assert "sk-live" not in response.content.decode()
     endpoint = Endpoint.objects.get()
     assert "sk-live" not in endpoint.api_key_encrypted
     assert crypto.decrypt(endpoint.api_key_encrypted) == "sk-live-abcdefghijkl"
     entry = AuditEntry.objects.get(action="probes.endpoint.create")
-    assert entry.outcome == AuditOutcome.OK and entry.actor == operator
+    assert entry.outcome == AuditOutcome.OK
+    assert entry.actor == operator
 
 
 def test_update_keeps_omitted_secrets(operator: Any) -> None:
     client = logged_in(operator)
-    created = client.post("/api/v1/endpoints", NEW, content_type="application/json").json()
+    created = client.post(
+        "/api/v1/endpoints", NEW, content_type="application/json"
+    ).json()
     change = {k: v for k, v in NEW.items() if k not in {"api_key", "headers"}}
     change["timeout_seconds"] = 5
     response = client.put(
         f"/api/v1/endpoints/{created['id']}", change, content_type="application/json"
     )
-    assert response.status_code == 200 and response.json()["timeout_seconds"] == 5
+    assert response.status_code == 200
+    assert response.json()["timeout_seconds"] == 5
     endpoint = Endpoint.objects.get()
     assert crypto.decrypt(endpoint.api_key_encrypted) == "sk-live-abcdefghijkl"
     assert crypto.decrypt_json(endpoint.headers_encrypted) == {"X-Org": "team-a"}
@@ -61,7 +67,9 @@ def test_update_keeps_omitted_secrets(operator: Any) -> None:
         ({"headers": {"Host": "evil"}}, "invalid_header"),
     ],
 )
-def test_bad_input_is_a_clear_400_and_audited(operator: Any, change: dict[str, Any], code: str) -> None:
+def test_bad_input_is_a_clear_400_and_audited(
+    operator: Any, change: dict[str, Any], code: str
+) -> None:
     response = logged_in(operator).post(
         "/api/v1/endpoints", {**NEW, **change}, content_type="application/json"
     )
@@ -74,7 +82,8 @@ def test_wrong_types_are_a_422_not_a_500(operator: Any) -> None:
     response = logged_in(operator).post(
         "/api/v1/endpoints", {**NEW, "trials": "many"}, content_type="application/json"
     )
-    assert response.status_code == 422 and response.json()["code"] == "invalid_request"
+    assert response.status_code == 422
+    assert response.json()["code"] == "invalid_request"
 
 
 def test_viewer_reads_but_cannot_change(viewer: Any, make_endpoint: Any) -> None:
@@ -82,7 +91,8 @@ def test_viewer_reads_but_cannot_change(viewer: Any, make_endpoint: Any) -> None
     client = logged_in(viewer)
     assert client.get("/api/v1/endpoints").json()[0]["name"] == endpoint.name
     response = client.post(f"/api/v1/endpoints/{endpoint.pk}/probe")
-    assert response.status_code == 403 and response.json()["code"] == "forbidden"
+    assert response.status_code == 403
+    assert response.json()["code"] == "forbidden"
     assert client.delete(f"/api/v1/endpoints/{endpoint.pk}").status_code == 403
     assert AuditEntry.objects.filter(outcome=AuditOutcome.REFUSED).count() == 2
     assert ProbeRun.objects.count() == 0
@@ -103,7 +113,14 @@ def test_probe_then_read_run_with_transcript(operator: Any, make_endpoint: Any) 
     services.probe_run_execute(run_id=run_id, final_attempt=True)
     detail = client.get(f"/api/v1/probe-runs/{run_id}").json()
     assert detail["verdict"] == "text-protocol"
-    assert list(detail["tool_probe"]) == ["version", "status", "probedAt", "variant", "nativeGrade", "diagnostic"]
+    assert list(detail["tool_probe"]) == [
+        "version",
+        "status",
+        "probedAt",
+        "variant",
+        "nativeGrade",
+        "diagnostic",
+    ]
     assert detail["protocol"]["variant"] == "tool-tag"
     assert [e["kind"] for e in detail["exchanges"]][:2] == ["read-task", "echo"]
     assert API_KEY not in str(detail)

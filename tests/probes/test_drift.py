@@ -16,11 +16,21 @@ def probe(endpoint: Any, slot: str) -> None:
     services.probe_run_execute(run_id=run.pk, final_attempt=True)
 
 
-def test_verdict_change_is_drift_and_is_notified(make_endpoint: Any, inbox: Any) -> None:
-    services.channel_save(channel=None, name="hook", kind="webhook", target=inbox.url, is_enabled=True)
-    services.channel_save(channel=None, name="slack", kind="slack", target=inbox.url, is_enabled=True)
+def test_verdict_change_is_drift_and_is_notified(
+    make_endpoint: Any, inbox: Any
+) -> None:
     services.channel_save(
-        channel=None, name="mail", kind="email", target="ops@example.test", is_enabled=True
+        channel=None, name="hook", kind="webhook", target=inbox.url, is_enabled=True
+    )
+    services.channel_save(
+        channel=None, name="slack", kind="slack", target=inbox.url, is_enabled=True
+    )
+    services.channel_save(
+        channel=None,
+        name="mail",
+        kind="email",
+        target="ops@example.test",
+        is_enabled=True,
     )
     endpoint = make_endpoint("drifting")
     probe(endpoint, "one")
@@ -35,12 +45,18 @@ def test_verdict_change_is_drift_and_is_notified(make_endpoint: Any, inbox: Any)
     assert services.drift_notify(drift_id=drifts[0].pk) == {}
     assert services.drift_notify(drift_id=drifts[0].pk) == {}  # once only
     generic, slack = (r["body"] for r in inbox.received)
-    assert generic["event"] == "probe.drift" and generic["model"] == "scripted/drifting"
+    assert generic["event"] == "probe.drift"
+    assert generic["model"] == "scripted/drifting"
     assert generic["before"]["verdict"] == "native"
-    assert generic["after"] == {"verdict": "text-protocol", "nativeGrade": "absent", "variant": "tool-tag"}
+    assert generic["after"] == {
+        "verdict": "text-protocol",
+        "nativeGrade": "absent",
+        "variant": "tool-tag",
+    }
     assert "native/task → text-protocol/absent" in slack["text"]
     assert inbox.received[0]["path"] == "/hook?token=s3cret-token"
-    assert len(mail.outbox) == 1 and "probe drift" in mail.outbox[0].subject
+    assert len(mail.outbox) == 1
+    assert "probe drift" in mail.outbox[0].subject
 
 
 def test_send_test_reports_failure_and_target_is_encrypted(inbox: Any) -> None:
@@ -53,8 +69,11 @@ def test_send_test_reports_failure_and_target_is_encrypted(inbox: Any) -> None:
     assert services.channel_send_test(channel=channel) == ""
     assert inbox.received[-1]["body"]["event"] == "probe.test"
     broken = services.channel_save(
-        channel=None, name="meta", kind="slack",
-        target="http://169.254.169.254/hook", is_enabled=True,
+        channel=None,
+        name="meta",
+        kind="slack",
+        target="http://169.254.169.254/hook",
+        is_enabled=True,
     )
     error = services.channel_send_test(channel=broken)
     assert "cloud metadata address" in error

@@ -4,9 +4,8 @@ from typing import Any
 
 import pytest
 
-from pi_dashboard.probes import outbound
+from pi_dashboard.probes import outbound, services
 from pi_dashboard.probes.models import ProbeRun, RunState, Trigger
-from pi_dashboard.probes import services
 
 
 @pytest.mark.parametrize(
@@ -31,8 +30,15 @@ def test_always_refused_even_when_private_allowed(url: str, reason: str) -> None
 
 
 @pytest.mark.parametrize(
-    "url", ["http://127.0.0.1:8080/v1", "http://10.1.2.3/v1", "http://[::1]/v1",
-            "http://192.168.1.5/v1", "http://[fd12::1]/v1", "http://100.64.1.1/v1"]
+    "url",
+    [
+        "http://127.0.0.1:8080/v1",
+        "http://10.1.2.3/v1",
+        "http://[::1]/v1",
+        "http://192.168.1.5/v1",
+        "http://[fd12::1]/v1",
+        "http://100.64.1.1/v1",
+    ],
 )
 def test_private_needs_the_setting(url: str) -> None:
     with pytest.raises(outbound.OutboundRefused, match="PI_PROBES_ALLOW_PRIVATE"):
@@ -41,7 +47,9 @@ def test_private_needs_the_setting(url: str) -> None:
 
 
 def test_a_name_is_resolved_once_and_the_address_is_used() -> None:
-    dest = outbound.destination_check("http://localhost:9/v1?api-version=2", allow_private=True)
+    dest = outbound.destination_check(
+        "http://localhost:9/v1?api-version=2", allow_private=True
+    )
     assert dest.ip.is_loopback
     assert dest.host_header == "localhost:9"
     assert dest.url("/chat/completions") == (
@@ -53,7 +61,8 @@ def test_a_name_is_resolved_once_and_the_address_is_used() -> None:
 
 def test_public_address_is_allowed_without_the_setting() -> None:
     dest = outbound.destination_check("https://93.184.215.14/v1", allow_private=False)
-    assert dest.port == 443 and dest.host_header == "93.184.215.14"
+    assert dest.port == 443
+    assert dest.host_header == "93.184.215.14"
 
 
 @pytest.mark.django_db
@@ -64,7 +73,8 @@ def test_refused_run_says_why(make_endpoint: Any, settings: Any) -> None:
     services.probe_run_execute(run_id=run.pk, final_attempt=True)
     run.refresh_from_db()
     assert run.state == RunState.REFUSED
-    assert "private or loopback" in run.error and run.verdict == ""
+    assert "private or loopback" in run.error
+    assert run.verdict == ""
     assert run.exchanges.count() == 0
 
 
@@ -93,7 +103,8 @@ def test_redirects_are_never_followed(make_endpoint: Any, model_server: Any) -> 
     assert run.verdict == "none"
     first = run.exchanges.first()
     assert first is not None
-    assert "redirect to http://169.254.169.254/latest/meta-data/ not followed" in (
-        first.response["error"]
+    assert (
+        "redirect to http://169.254.169.254/latest/meta-data/ not followed"
+        in (first.response["error"])
     )
     assert not any("meta-data" in r["path"] for r in model_server.requests)

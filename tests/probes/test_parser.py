@@ -10,7 +10,9 @@ TOOLS = [ECHO_TOOL, READ_TOOL]
 
 @pytest.mark.parametrize("variant", VARIANTS)
 def test_each_dialect_round_trips(variant: str) -> None:
-    text = "Sure, calling it.\n" + envelope(variant, "echo", {"data": "pi-calibration-2"})
+    text = "Sure, calling it.\n" + envelope(
+        variant, "echo", {"data": "pi-calibration-2"}
+    )
     result = parse_text_tool_calls(text, TOOLS)
     assert [(c.name, c.arguments) for c in result.calls] == [
         ("echo", {"data": "pi-calibration-2"})
@@ -26,7 +28,7 @@ def test_each_dialect_round_trips(variant: str) -> None:
         '<tool_call>{"tool": "echo", "args": {"data": "v"}}</tool_call>',
         '<tool_call>{"name": "echo", "arguments": "{\\"data\\": \\"v\\"}"}</tool_call>',
         '```tool\n{"name":"echo","arguments":{"data":"v"}}\n```',
-        '```json\n{name: "echo", arguments: {data: \'v\'}}\n```',
+        "```json\n{name: \"echo\", arguments: {data: 'v'}}\n```",
     ],
 )
 def test_tolerated_spellings(text: str) -> None:
@@ -63,5 +65,5 @@ def test_parallel_calls_in_one_reply() -> None:
 
 def test_loose_json_keeps_escapes_and_rejects_prose() -> None:
     assert loose_json("{'a': 'it\\'s', b: \"x\\ny\"}") == {"a": "it's", "b": "x\ny"}
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="bare word"):
         loose_json("{a: hello}")

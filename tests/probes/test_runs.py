@@ -25,10 +25,17 @@ def new_run(endpoint: Any, slot: str = "s") -> ProbeRun:
 
 def test_executing_twice_gives_one_result(make_endpoint: Any) -> None:
     run = new_run(make_endpoint("text-tool-tag"))
-    assert services.probe_run_execute(run_id=run.pk, final_attempt=False) == "text-protocol"
-    assert services.probe_run_execute(run_id=run.pk, final_attempt=False) == "nothing to do"
+    assert (
+        services.probe_run_execute(run_id=run.pk, final_attempt=False)
+        == "text-protocol"
+    )
+    assert (
+        services.probe_run_execute(run_id=run.pk, final_attempt=False)
+        == "nothing to do"
+    )
     run.refresh_from_db()
-    assert run.attempts == 1 and run.exchanges.count() == 4
+    assert run.attempts == 1
+    assert run.exchanges.count() == 4
 
 
 def test_second_claim_fails_until_the_lease_expires(make_endpoint: Any) -> None:
@@ -36,21 +43,29 @@ def test_second_claim_fails_until_the_lease_expires(make_endpoint: Any) -> None:
     first = services.run_claim(run=run)
     assert first is not None
     assert services.run_claim(run=run) is None
-    ProbeRun.objects.filter(pk=run.pk).update(lease_until=timezone.now() - timedelta(seconds=1))
+    ProbeRun.objects.filter(pk=run.pk).update(
+        lease_until=timezone.now() - timedelta(seconds=1)
+    )
     second = services.run_claim(run=run)
-    assert second is not None and second != first
-    # The first worker comes back late: its result is discarded, nothing is half-written.
-    outcome = algorithm.ProbeOutcome(verdict="native", native_grade="task", tool_probe={"x": 1})
+    assert second is not None
+    assert second != first
+    # The first worker comes back late: its result is discarded, nothing half-written.
+    outcome = algorithm.ProbeOutcome(
+        verdict="native", native_grade="task", tool_probe={"x": 1}
+    )
     assert services.run_finish(run_id=run.pk, token=first, outcome=outcome) is False
     run.refresh_from_db()
-    assert run.state == RunState.RUNNING and run.tool_probe is None
+    assert run.state == RunState.RUNNING
+    assert run.tool_probe is None
     assert services.run_finish(run_id=run.pk, token=second, outcome=outcome) is True
 
 
 def test_abandoned_run_is_resent_by_the_sweep_and_completes(make_endpoint: Any) -> None:
     run = new_run(make_endpoint("native-correct"))
     assert services.run_claim(run=run)  # a worker claimed it, then died
-    ProbeRun.objects.filter(pk=run.pk).update(lease_until=timezone.now() - timedelta(seconds=1))
+    ProbeRun.objects.filter(pk=run.pk).update(
+        lease_until=timezone.now() - timedelta(seconds=1)
+    )
     sent: list[int] = []
     from pi_dashboard.probes.services import runs
 
@@ -63,20 +78,26 @@ def test_abandoned_run_is_resent_by_the_sweep_and_completes(make_endpoint: Any) 
     assert sent == [run.pk]
     assert services.probe_run_execute(run_id=run.pk, final_attempt=False) == "native"
     run.refresh_from_db()
-    assert run.state == RunState.DONE and run.attempts == 2
+    assert run.state == RunState.DONE
+    assert run.attempts == 2
 
 
 def test_sweep_gives_up_after_max_attempts(make_endpoint: Any) -> None:
     run = new_run(make_endpoint("native-correct"))
     ProbeRun.objects.filter(pk=run.pk).update(
-        state=RunState.RUNNING, attempts=4, lease_until=timezone.now() - timedelta(seconds=1)
+        state=RunState.RUNNING,
+        attempts=4,
+        lease_until=timezone.now() - timedelta(seconds=1),
     )
     assert services.runs_sweep() == {"resent": 0, "gave_up": 1}
     run.refresh_from_db()
-    assert run.state == RunState.FAILED and "Gave up after 4 attempts" in run.error
+    assert run.state == RunState.FAILED
+    assert "Gave up after 4 attempts" in run.error
 
 
-def test_unreachable_endpoint_retries_then_fails_without_verdict(make_endpoint: Any) -> None:
+def test_unreachable_endpoint_retries_then_fails_without_verdict(
+    make_endpoint: Any,
+) -> None:
     endpoint = make_endpoint("native-correct", base_url="http://127.0.0.1:9/v1")
     run = new_run(endpoint)
     from pi_dashboard.probes.chat import Unreachable
@@ -85,26 +106,37 @@ def test_unreachable_endpoint_retries_then_fails_without_verdict(make_endpoint: 
         services.probe_run_execute(run_id=run.pk, final_attempt=False)
     run.refresh_from_db()
     assert run.state == RunState.PENDING  # released for the retry
-    assert services.probe_run_execute(run_id=run.pk, final_attempt=True) == "failed: unreachable"
+    assert (
+        services.probe_run_execute(run_id=run.pk, final_attempt=True)
+        == "failed: unreachable"
+    )
     run.refresh_from_db()
-    assert run.state == RunState.FAILED and "Cannot connect" in run.error
-    assert run.verdict == "" and not Drift.objects.exists()
+    assert run.state == RunState.FAILED
+    assert "Cannot connect" in run.error
+    assert run.verdict == ""
+    assert not Drift.objects.exists()
 
 
-def test_fleet_start_is_idempotent_and_summarises_changes(make_endpoint: Any) -> None:
+def test_fleet_start_is_idempotent_and_summarises_changes(
+    make_endpoint: Any, django_capture_on_commit_callbacks: Any
+) -> None:
     a = make_endpoint("drifting", tags=["blue"])
     b = make_endpoint("native-correct", tags=["blue"])
     make_endpoint("empty", tags=["red"])
     kwargs: dict[str, Any] = {
-        "trigger": Trigger.FLEET, "selection_kind": SelectionKind.TAG, "selection_value": "blue"
+        "trigger": Trigger.FLEET,
+        "selection_kind": SelectionKind.TAG,
+        "selection_value": "blue",
     }
     for key in ("k1", "k2"):
         fleet = services.fleet_probe_start(key=key, **kwargs)
         assert services.fleet_probe_start(key=key, **kwargs).pk == fleet.pk
         for run in fleet.runs.all():
-            services.probe_run_execute(run_id=run.pk, final_attempt=True)
+            with django_capture_on_commit_callbacks(execute=True):
+                services.probe_run_execute(run_id=run.pk, final_attempt=True)
         fleet.refresh_from_db()
-        assert fleet.endpoint_count == 2 and fleet.finished_at is not None
+        assert fleet.endpoint_count == 2
+        assert fleet.finished_at is not None
     assert FleetProbe.objects.count() == 2
     assert ProbeRun.objects.filter(fleet=fleet).count() == 2
     changed = fleet.summary["changed"]
@@ -115,8 +147,14 @@ def test_fleet_start_is_idempotent_and_summarises_changes(make_endpoint: Any) ->
     assert b.runs.filter(state=RunState.DONE).count() == 2
 
 
-def test_manual_probe_is_not_doubled_by_a_second_click(make_endpoint: Any, operator: Any) -> None:
+def test_manual_probe_is_not_doubled_by_a_second_click(
+    make_endpoint: Any, operator: Any
+) -> None:
     endpoint = make_endpoint("native-correct")
-    first = services.probe_request(endpoint=endpoint, user=operator, trigger=Trigger.MANUAL)
-    again = services.probe_request(endpoint=endpoint, user=operator, trigger=Trigger.MANUAL)
+    first = services.probe_request(
+        endpoint=endpoint, user=operator, trigger=Trigger.MANUAL
+    )
+    again = services.probe_request(
+        endpoint=endpoint, user=operator, trigger=Trigger.MANUAL
+    )
     assert first.pk == again.pk

@@ -17,9 +17,14 @@ EXPECTED = json.loads(DATA.read_text())
 def test_calibration_texts_match_pi_verbatim(variant: str) -> None:
     expected = EXPECTED[variant]
     token = "pi-calibration-1"
-    assert textproto.calibration_system_prompt(variant, token) == expected["systemPrompt"]
+    assert (
+        textproto.calibration_system_prompt(variant, token) == expected["systemPrompt"]
+    )
     assert textproto.calibration_instruction(variant, token) == expected["userText"]
-    assert textproto.envelope(variant, "echo", {"data": token}) == expected["expectedEnvelope"]
+    assert (
+        textproto.envelope(variant, "echo", {"data": token})
+        == expected["expectedEnvelope"]
+    )
 
 
 @pytest.mark.parametrize("variant", textproto.VARIANTS)
@@ -51,7 +56,7 @@ def test_native_instructions_are_pis() -> None:
 
 
 def test_function_xml_escapes_and_encodes_non_strings() -> None:
-    env = textproto.envelope("function-xml", "edit", {"text": "a<b & \"c\"", "n": 3})
+    env = textproto.envelope("function-xml", "edit", {"text": 'a<b & "c"', "n": 3})
     assert env == (
         '<function name="edit"><param name="text">a&lt;b &amp; "c"</param>'
         '<param name="n">3</param></function>'

@@ -13,12 +13,20 @@ from pi_dashboard.probes.algorithm import ABSENT_DIAGNOSTIC, ECHO_ONLY_DIAGNOSTI
 from pi_dashboard.probes.models import ProbeRun, RunState, Trigger
 from tests.probes.conftest import API_KEY
 
-LADDER_FAILED = " Text protocol variants failed: tool-tag, tool-call, fenced-json, function-xml"
+LADDER_FAILED = (
+    " Text protocol variants failed: tool-tag, tool-call, fenced-json, function-xml"
+)
 TEXT = ("text-protocol", "absent", ABSENT_DIAGNOSTIC)
-# behaviour: (verdict, nativeGrade, variant, diagnostic, completions)
+# Per behaviour: verdict, nativeGrade, variant, diagnostic, completions.
 EXPECTED: dict[str, tuple[str, str, str, str, int]] = {
     "native-correct": ("native", "task", "", "", 1),
-    "native-echo-only": ("none", "echo-only", "", ECHO_ONLY_DIAGNOSTIC + LADDER_FAILED, 6),
+    "native-echo-only": (
+        "none",
+        "echo-only",
+        "",
+        ECHO_ONLY_DIAGNOSTIC + LADDER_FAILED,
+        6,
+    ),
     "native-wrong-args": ("none", "absent", "", ABSENT_DIAGNOSTIC + LADDER_FAILED, 6),
     "text-tool-tag": (*TEXT[:2], "tool-tag", TEXT[2], 4),
     "text-tool-call": (*TEXT[:2], "tool-call", TEXT[2], 5),
@@ -43,7 +51,9 @@ def run_probe(endpoint: Any) -> ProbeRun:
 @pytest.mark.django_db
 @pytest.mark.parametrize("stream", [False, True], ids=["plain", "stream"])
 @pytest.mark.parametrize("behaviour", list(EXPECTED))
-def test_behaviour_gives_pis_verdict(make_endpoint: Any, behaviour: str, stream: bool) -> None:
+def test_behaviour_gives_pis_verdict(
+    make_endpoint: Any, behaviour: str, stream: bool
+) -> None:
     timeout = 0.4 if behaviour == "slow" else 2.0
     run = run_probe(make_endpoint(behaviour, stream=stream, timeout_seconds=timeout))
     verdict, grade, variant, diagnostic, completions = EXPECTED[behaviour]
@@ -51,7 +61,8 @@ def test_behaviour_gives_pis_verdict(make_endpoint: Any, behaviour: str, stream:
     assert run.state == RunState.DONE
     probe = dict(run.tool_probe or {})
     probed_at = probe.pop("probedAt")
-    assert probed_at.endswith("Z") and len(probed_at) == 24
+    assert probed_at.endswith("Z")
+    assert len(probed_at) == 24
     expected_probe: dict[str, Any] = {"version": 1, "status": verdict}
     if variant:
         expected_probe["variant"] = variant
@@ -93,12 +104,15 @@ def test_transcripts_are_redacted_and_in_order(make_endpoint: Any) -> None:
     assert headers["X-Api-Key"] == "[REDACTED]"
     assert headers["X-Team"] == "blue"
     blob = str([(e.request, e.response) for e in run.exchanges.all()])
-    assert API_KEY not in blob and "hdr-secret-value" not in blob
+    assert API_KEY not in blob
+    assert "hdr-secret-value" not in blob
     body = run.exchanges.get(seq=3).request["body"]
     assert body["messages"][1]["content"][0]["text"].startswith(
-        'Text tool protocol calibration trial. Call echo, data exactly "pi-calibration-1".'
+        "Text tool protocol calibration trial. "
+        'Call echo, data exactly "pi-calibration-1".'
     )
-    assert body["max_completion_tokens"] == 256 and "tools" not in body
+    assert body["max_completion_tokens"] == 256
+    assert "tools" not in body
 
 
 @pytest.mark.django_db
@@ -108,8 +122,10 @@ def test_request_shape_follows_pi(make_endpoint: Any, model_server: Any) -> None
     sent = model_server.requests[-1]
     body = sent["body"]
     assert sent["headers"]["Authorization"] == f"Bearer {API_KEY}"
-    assert body["stream"] is True and body["stream_options"] == {"include_usage": True}
-    assert body["max_tokens"] == 768 and body["temperature"] == 0
+    assert body["stream"] is True
+    assert body["stream_options"] == {"include_usage": True}
+    assert body["max_tokens"] == 768
+    assert body["temperature"] == 0
     assert body["tools"][0]["function"]["name"] == "read"
     assert body["tools"][0]["function"]["strict"] is False
     assert "tool_choice" not in body
@@ -125,7 +141,9 @@ def test_k_trials_need_k_of_k(make_endpoint: Any) -> None:
 
 @pytest.mark.django_db
 def test_missing_key_variable_is_pis_thrown_diagnostic(make_endpoint: Any) -> None:
-    endpoint = make_endpoint("native-correct", api_key="", api_key_env="PI_TEST_NO_SUCH_KEY")
+    endpoint = make_endpoint(
+        "native-correct", api_key="", api_key_env="PI_TEST_NO_SUCH_KEY"
+    )
     run = run_probe(endpoint)
     assert run.tool_probe is not None
     assert run.tool_probe["status"] == "none"

@@ -6,33 +6,57 @@ import pytest
 
 from pi_dashboard.control.models import AuditEntry, AuditOutcome
 from pi_dashboard.probes import services
-from pi_dashboard.probes.models import Endpoint, NotificationChannel, ProbeRun, ProbeSchedule
+from pi_dashboard.probes.models import (
+    Endpoint,
+    NotificationChannel,
+    ProbeRun,
+    ProbeSchedule,
+)
 from tests.probes.conftest import API_KEY, logged_in
 
 pytestmark = pytest.mark.django_db
 
 FORM = {
-    "name": "lab", "base_url": "http://127.0.0.1:1/v1", "server_model": "m",
-    "model_key": "lab/m", "api_key": "sk-form-secret-123456", "timeout_seconds": "5",
-    "token_param": "max_tokens", "is_streaming": "on", "tags": "a, b", "trials": "1",
-    "is_enabled": "on", "headers": "X-Team: blue",
+    "name": "lab",
+    "base_url": "http://127.0.0.1:1/v1",
+    "server_model": "m",
+    "model_key": "lab/m",
+    "api_key": "sk-form-secret-123456",
+    "timeout_seconds": "5",
+    "token_param": "max_tokens",
+    "is_streaming": "on",
+    "tags": "a, b",
+    "trials": "1",
+    "is_enabled": "on",
+    "headers": "X-Team: blue",
 }
 
 
-def test_viewer_sees_pages_without_operator_buttons(viewer: Any, make_endpoint: Any) -> None:
+def test_viewer_sees_pages_without_operator_buttons(
+    viewer: Any, make_endpoint: Any
+) -> None:
     endpoint = make_endpoint("text-tool-call")
     run = ProbeRun.objects.create(endpoint=endpoint, slot="s", trigger="api")
     services.probe_run_execute(run_id=run.pk, final_attempt=True)
     client = logged_in(viewer)
     listing = client.get("/probes/").content.decode()
-    assert endpoint.name in listing and "text-protocol" in listing
-    assert "Probe now" not in listing and "Add endpoint" not in listing
+    assert endpoint.name in listing
+    assert "text-protocol" in listing
+    assert "Probe now" not in listing
+    assert "Add endpoint" not in listing
     detail = client.get(f"/probes/endpoints/{endpoint.pk}/").content.decode()
-    assert "tool-call" in detail and "text-protocol:tool-call" in detail
-    assert API_KEY not in detail and "[REDACTED]" in detail
+    assert "tool-call" in detail
+    assert "text-protocol:tool-call" in detail
+    assert API_KEY not in detail
+    assert "[REDACTED]" in detail
     page = client.get(f"/probes/runs/{run.pk}/").content.decode()
     assert "&#x27;calibratedAt&#x27;" in page or "calibratedAt" in page
-    for url in ("/probes/runs/", "/probes/schedules/", "/probes/drift/", "/probes/channels/"):
+    for url in (
+        "/probes/runs/",
+        "/probes/schedules/",
+        "/probes/drift/",
+        "/probes/channels/",
+    ):
         assert client.get(url).status_code == 200, url
 
 
@@ -41,7 +65,8 @@ def test_viewer_cannot_post(viewer: Any, make_endpoint: Any) -> None:
     client = logged_in(viewer)
     assert client.post(f"/probes/endpoints/{endpoint.pk}/probe/").status_code == 403
     assert client.post("/probes/schedules/", {"name": "x"}).status_code == 403
-    assert ProbeRun.objects.count() == 0 and ProbeSchedule.objects.count() == 0
+    assert ProbeRun.objects.count() == 0
+    assert ProbeSchedule.objects.count() == 0
     assert AuditEntry.objects.filter(outcome=AuditOutcome.REFUSED).count() == 2
 
 
@@ -49,53 +74,86 @@ def test_operator_creates_endpoint_and_probes_with_htmx(operator: Any) -> None:
     client = logged_in(operator)
     response = client.post("/probes/endpoints/new/", FORM)
     endpoint = Endpoint.objects.get()
-    assert response.status_code == 302 and response.url == f"/probes/endpoints/{endpoint.pk}/"
-    assert endpoint.header_names == ["X-Team"] and endpoint.tags == ["a", "b"]
-    fragment = client.post(f"/probes/endpoints/{endpoint.pk}/probe/", HTTP_HX_REQUEST="true")
+    assert response.status_code == 302
+    assert response.url == f"/probes/endpoints/{endpoint.pk}/"
+    assert endpoint.header_names == ["X-Team"]
+    assert endpoint.tags == ["a", "b"]
+    fragment = client.post(
+        f"/probes/endpoints/{endpoint.pk}/probe/", HTTP_HX_REQUEST="true"
+    )
     run = ProbeRun.objects.get()
     text = fragment.content.decode()
-    assert "pending" in text and f"/probes/runs/{run.pk}/status/" in text
-    ProbeRun.objects.filter(pk=run.pk).update(state="refused", error="Refused 127.0.0.1: test")
+    assert "pending" in text
+    assert f"/probes/runs/{run.pk}/status/" in text
+    ProbeRun.objects.filter(pk=run.pk).update(
+        state="refused", error="Refused 127.0.0.1: test"
+    )
     status = client.get(f"/probes/runs/{run.pk}/status/", HTTP_HX_REQUEST="true")
-    assert status.status_code == 286 and "Refused 127.0.0.1" in status.content.decode()
+    assert status.status_code == 286
+    assert "Refused 127.0.0.1" in status.content.decode()
     actions = set(AuditEntry.objects.values_list("action", flat=True))
     assert {"probes.endpoint.create", "probes.probe"} <= actions
 
 
 def test_bad_form_shows_the_error(operator: Any) -> None:
-    response = logged_in(operator).post("/probes/endpoints/new/", {**FORM, "model_key": "x"})
+    response = logged_in(operator).post(
+        "/probes/endpoints/new/", {**FORM, "model_key": "x"}
+    )
     assert response.status_code == 400
     assert "provider/modelId" in response.content.decode()
 
 
 def test_schedule_create_pause_and_next_run(operator: Any) -> None:
     client = logged_in(operator)
-    response = client.post("/probes/schedules/", {
-        "name": "nightly", "kind": "crontab", "cron": "0 3 * * *", "selection_kind": "tag",
-        "selection_value": "gpu", "jitter_seconds": "30",
-    })
+    response = client.post(
+        "/probes/schedules/",
+        {
+            "name": "nightly",
+            "kind": "crontab",
+            "cron": "0 3 * * *",
+            "selection_kind": "tag",
+            "selection_value": "gpu",
+            "jitter_seconds": "30",
+        },
+    )
     assert response.status_code == 302
     schedule = ProbeSchedule.objects.get()
-    assert schedule.periodic_task is not None and schedule.periodic_task.enabled
+    assert schedule.periodic_task is not None
+    assert schedule.periodic_task.enabled
     assert schedule.periodic_task.crontab is not None
     page = client.get("/probes/schedules/").content.decode()
-    assert "cron 0 3 * * *" in page and " 03:00:00 UTC" in page
+    assert "cron 0 3 * * *" in page
+    assert " 03:00:00 UTC" in page
     client.post(f"/probes/schedules/{schedule.pk}/pause/")
     schedule.refresh_from_db()
-    assert schedule.is_paused and schedule.periodic_task is not None
+    assert schedule.is_paused
+    assert schedule.periodic_task is not None
     assert not schedule.periodic_task.enabled
-    bad = client.post("/probes/schedules/", {"name": "bad", "kind": "crontab", "cron": "99 * *",
-                                             "selection_kind": "all", "jitter_seconds": "0"})
-    assert bad.status_code == 400 and "five fields" in bad.content.decode()
+    bad = client.post(
+        "/probes/schedules/",
+        {
+            "name": "bad",
+            "kind": "crontab",
+            "cron": "99 * *",
+            "selection_kind": "all",
+            "jitter_seconds": "0",
+        },
+    )
+    assert bad.status_code == 400
+    assert "five fields" in bad.content.decode()
 
 
 def test_channel_send_test_button(operator: Any, inbox: Any) -> None:
     client = logged_in(operator)
-    client.post("/probes/channels/new/", {"name": "hook", "kind": "webhook",
-                                          "target": inbox.url, "is_enabled": "on"})
+    client.post(
+        "/probes/channels/new/",
+        {"name": "hook", "kind": "webhook", "target": inbox.url, "is_enabled": "on"},
+    )
     channel_id = NotificationChannel.objects.get().pk
     listing = client.get("/probes/channels/").content.decode()
     assert "s3cret-token" not in listing
-    fragment = client.post(f"/probes/channels/{channel_id}/test/", HTTP_HX_REQUEST="true")
+    fragment = client.post(
+        f"/probes/channels/{channel_id}/test/", HTTP_HX_REQUEST="true"
+    )
     assert "sent" in fragment.content.decode()
     assert inbox.received[-1]["body"]["event"] == "probe.test"

@@ -8,198 +8,478 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     initial = True
 
     dependencies = [
-        ('django_celery_beat', '0019_alter_periodictasks_options'),
+        ("django_celery_beat", "0019_alter_periodictasks_options"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='NotificationChannel',
+            name="NotificationChannel",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('name', models.CharField(max_length=200, unique=True)),
-                ('kind', models.CharField(choices=[('webhook', 'webhook (generic JSON)'), ('slack', 'Slack-compatible webhook'), ('email', 'email')], max_length=16)),
-                ('target_encrypted', models.TextField()),
-                ('target_hint', models.CharField(blank=True, default='', max_length=300)),
-                ('is_enabled', models.BooleanField(default=True)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('last_sent_at', models.DateTimeField(blank=True, null=True)),
-                ('last_error', models.TextField(blank=True, default='')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True,
+                        primary_key=True,
+                        serialize=False,
+                        verbose_name="ID",
+                    ),
+                ),
+                ("name", models.CharField(max_length=200, unique=True)),
+                (
+                    "kind",
+                    models.CharField(
+                        choices=[
+                            ("webhook", "webhook (generic JSON)"),
+                            ("slack", "Slack-compatible webhook"),
+                            ("email", "email"),
+                        ],
+                        max_length=16,
+                    ),
+                ),
+                ("target_encrypted", models.TextField()),
+                (
+                    "target_hint",
+                    models.CharField(blank=True, default="", max_length=300),
+                ),
+                ("is_enabled", models.BooleanField(default=True)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                ("last_sent_at", models.DateTimeField(blank=True, null=True)),
+                ("last_error", models.TextField(blank=True, default="")),
             ],
             options={
-                'ordering': ['name'],
+                "ordering": ["name"],
             },
         ),
         migrations.CreateModel(
-            name='Endpoint',
+            name="Endpoint",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('name', models.CharField(max_length=200, unique=True)),
-                ('base_url', models.CharField(max_length=500)),
-                ('server_model', models.CharField(max_length=300)),
-                ('model_key', models.CharField(max_length=600)),
-                ('provider', models.CharField(max_length=200)),
-                ('api_key_encrypted', models.TextField(blank=True, default='')),
-                ('api_key_env', models.CharField(blank=True, default='', max_length=200)),
-                ('headers_encrypted', models.TextField(blank=True, default='')),
-                ('header_names', django.contrib.postgres.fields.ArrayField(base_field=models.CharField(max_length=200), blank=True, default=list, size=None)),
-                ('timeout_seconds', models.FloatField(default=60.0)),
-                ('token_param', models.CharField(choices=[('max_completion_tokens', 'max_completion_tokens'), ('max_tokens', 'max_tokens')], default='max_completion_tokens', max_length=32)),
-                ('is_streaming', models.BooleanField(default=True)),
-                ('tags', django.contrib.postgres.fields.ArrayField(base_field=models.CharField(max_length=64), blank=True, default=list, size=None)),
-                ('trials', models.PositiveSmallIntegerField(default=1)),
-                ('is_enabled', models.BooleanField(default=True)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('updated_at', models.DateTimeField(auto_now=True)),
-                ('last_verdict', models.CharField(blank=True, default='', max_length=16)),
-                ('last_grade', models.CharField(blank=True, default='', max_length=16)),
-                ('last_variant', models.CharField(blank=True, default='', max_length=32)),
-                ('last_probed_at', models.DateTimeField(blank=True, null=True)),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True,
+                        primary_key=True,
+                        serialize=False,
+                        verbose_name="ID",
+                    ),
+                ),
+                ("name", models.CharField(max_length=200, unique=True)),
+                ("base_url", models.CharField(max_length=500)),
+                ("server_model", models.CharField(max_length=300)),
+                ("model_key", models.CharField(max_length=600)),
+                ("provider", models.CharField(max_length=200)),
+                ("api_key_encrypted", models.TextField(blank=True, default="")),
+                (
+                    "api_key_env",
+                    models.CharField(blank=True, default="", max_length=200),
+                ),
+                ("headers_encrypted", models.TextField(blank=True, default="")),
+                (
+                    "header_names",
+                    django.contrib.postgres.fields.ArrayField(
+                        base_field=models.CharField(max_length=200),
+                        blank=True,
+                        default=list,
+                        size=None,
+                    ),
+                ),
+                ("timeout_seconds", models.FloatField(default=60.0)),
+                (
+                    "token_param",
+                    models.CharField(
+                        choices=[
+                            ("max_completion_tokens", "max_completion_tokens"),
+                            ("max_tokens", "max_tokens"),
+                        ],
+                        default="max_completion_tokens",
+                        max_length=32,
+                    ),
+                ),
+                ("is_streaming", models.BooleanField(default=True)),
+                (
+                    "tags",
+                    django.contrib.postgres.fields.ArrayField(
+                        base_field=models.CharField(max_length=64),
+                        blank=True,
+                        default=list,
+                        size=None,
+                    ),
+                ),
+                ("trials", models.PositiveSmallIntegerField(default=1)),
+                ("is_enabled", models.BooleanField(default=True)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                ("updated_at", models.DateTimeField(auto_now=True)),
+                (
+                    "last_verdict",
+                    models.CharField(blank=True, default="", max_length=16),
+                ),
+                ("last_grade", models.CharField(blank=True, default="", max_length=16)),
+                (
+                    "last_variant",
+                    models.CharField(blank=True, default="", max_length=32),
+                ),
+                ("last_probed_at", models.DateTimeField(blank=True, null=True)),
             ],
             options={
-                'ordering': ['name'],
-                'indexes': [django.contrib.postgres.indexes.GinIndex(fields=['tags'], name='endpoint_tags_gin'), models.Index(fields=['model_key'], name='endpoint_model_key')],
+                "ordering": ["name"],
+                "indexes": [
+                    django.contrib.postgres.indexes.GinIndex(
+                        fields=["tags"], name="endpoint_tags_gin"
+                    ),
+                    models.Index(fields=["model_key"], name="endpoint_model_key"),
+                ],
             },
         ),
         migrations.CreateModel(
-            name='FleetProbe',
+            name="FleetProbe",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('key', models.CharField(max_length=200, unique=True)),
-                ('trigger', models.CharField(choices=[('manual', 'manual (page)'), ('api', 'API'), ('schedule', 'schedule'), ('fleet', 'fleet probe')], max_length=16)),
-                ('selection', models.JSONField(blank=True, default=dict)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('finished_at', models.DateTimeField(blank=True, null=True)),
-                ('endpoint_count', models.PositiveIntegerField(default=0)),
-                ('summary', models.JSONField(blank=True, default=dict)),
-                ('created_by', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, to=settings.AUTH_USER_MODEL)),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True,
+                        primary_key=True,
+                        serialize=False,
+                        verbose_name="ID",
+                    ),
+                ),
+                ("key", models.CharField(max_length=200, unique=True)),
+                (
+                    "trigger",
+                    models.CharField(
+                        choices=[
+                            ("manual", "manual (page)"),
+                            ("api", "API"),
+                            ("schedule", "schedule"),
+                            ("fleet", "fleet probe"),
+                        ],
+                        max_length=16,
+                    ),
+                ),
+                ("selection", models.JSONField(blank=True, default=dict)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                ("finished_at", models.DateTimeField(blank=True, null=True)),
+                ("endpoint_count", models.PositiveIntegerField(default=0)),
+                ("summary", models.JSONField(blank=True, default=dict)),
+                (
+                    "created_by",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
             ],
             options={
-                'ordering': ['-created_at'],
+                "ordering": ["-created_at"],
             },
         ),
         migrations.CreateModel(
-            name='ProbeRun',
+            name="ProbeRun",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('slot', models.CharField(max_length=200)),
-                ('trigger', models.CharField(choices=[('manual', 'manual (page)'), ('api', 'API'), ('schedule', 'schedule'), ('fleet', 'fleet probe')], max_length=16)),
-                ('state', models.CharField(choices=[('pending', 'pending'), ('running', 'running'), ('done', 'done'), ('refused', 'refused'), ('failed', 'failed')], default='pending', max_length=16)),
-                ('verdict', models.CharField(blank=True, choices=[('native', 'native'), ('text-protocol', 'text-protocol'), ('none', 'none')], default='', max_length=16)),
-                ('native_grade', models.CharField(blank=True, default='', max_length=16)),
-                ('variant', models.CharField(blank=True, default='', max_length=32)),
-                ('diagnostic', models.TextField(blank=True, default='')),
-                ('tool_probe', models.JSONField(blank=True, null=True)),
-                ('protocol', models.JSONField(blank=True, null=True)),
-                ('error', models.TextField(blank=True, default='')),
-                ('completions', models.PositiveSmallIntegerField(default=0)),
-                ('attempts', models.PositiveSmallIntegerField(default=0)),
-                ('claim_token', models.CharField(blank=True, default='', max_length=64)),
-                ('lease_until', models.DateTimeField(blank=True, null=True)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('started_at', models.DateTimeField(blank=True, null=True)),
-                ('finished_at', models.DateTimeField(blank=True, null=True)),
-                ('endpoint', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='runs', to='probes.endpoint')),
-                ('fleet', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.CASCADE, related_name='runs', to='probes.fleetprobe')),
-                ('requested_by', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, to=settings.AUTH_USER_MODEL)),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True,
+                        primary_key=True,
+                        serialize=False,
+                        verbose_name="ID",
+                    ),
+                ),
+                ("slot", models.CharField(max_length=200)),
+                (
+                    "trigger",
+                    models.CharField(
+                        choices=[
+                            ("manual", "manual (page)"),
+                            ("api", "API"),
+                            ("schedule", "schedule"),
+                            ("fleet", "fleet probe"),
+                        ],
+                        max_length=16,
+                    ),
+                ),
+                (
+                    "state",
+                    models.CharField(
+                        choices=[
+                            ("pending", "pending"),
+                            ("running", "running"),
+                            ("done", "done"),
+                            ("refused", "refused"),
+                            ("failed", "failed"),
+                        ],
+                        default="pending",
+                        max_length=16,
+                    ),
+                ),
+                (
+                    "verdict",
+                    models.CharField(
+                        blank=True,
+                        choices=[
+                            ("native", "native"),
+                            ("text-protocol", "text-protocol"),
+                            ("none", "none"),
+                        ],
+                        default="",
+                        max_length=16,
+                    ),
+                ),
+                (
+                    "native_grade",
+                    models.CharField(blank=True, default="", max_length=16),
+                ),
+                ("variant", models.CharField(blank=True, default="", max_length=32)),
+                ("diagnostic", models.TextField(blank=True, default="")),
+                ("tool_probe", models.JSONField(blank=True, null=True)),
+                ("protocol", models.JSONField(blank=True, null=True)),
+                ("error", models.TextField(blank=True, default="")),
+                ("completions", models.PositiveSmallIntegerField(default=0)),
+                ("attempts", models.PositiveSmallIntegerField(default=0)),
+                (
+                    "claim_token",
+                    models.CharField(blank=True, default="", max_length=64),
+                ),
+                ("lease_until", models.DateTimeField(blank=True, null=True)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                ("started_at", models.DateTimeField(blank=True, null=True)),
+                ("finished_at", models.DateTimeField(blank=True, null=True)),
+                (
+                    "endpoint",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="runs",
+                        to="probes.endpoint",
+                    ),
+                ),
+                (
+                    "fleet",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="runs",
+                        to="probes.fleetprobe",
+                    ),
+                ),
+                (
+                    "requested_by",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
             ],
             options={
-                'ordering': ['-created_at', '-id'],
+                "ordering": ["-created_at", "-id"],
             },
         ),
         migrations.CreateModel(
-            name='ProbeExchange',
+            name="ProbeExchange",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('seq', models.PositiveSmallIntegerField()),
-                ('kind', models.CharField(max_length=64)),
-                ('passed', models.BooleanField(default=False)),
-                ('request', models.JSONField(default=dict)),
-                ('response', models.JSONField(default=dict)),
-                ('run', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='exchanges', to='probes.proberun')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True,
+                        primary_key=True,
+                        serialize=False,
+                        verbose_name="ID",
+                    ),
+                ),
+                ("seq", models.PositiveSmallIntegerField()),
+                ("kind", models.CharField(max_length=64)),
+                ("passed", models.BooleanField(default=False)),
+                ("request", models.JSONField(default=dict)),
+                ("response", models.JSONField(default=dict)),
+                (
+                    "run",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="exchanges",
+                        to="probes.proberun",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['run', 'seq'],
+                "ordering": ["run", "seq"],
             },
         ),
         migrations.CreateModel(
-            name='Drift',
+            name="Drift",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('model_key', models.CharField(max_length=600)),
-                ('previous_verdict', models.CharField(max_length=16)),
-                ('previous_grade', models.CharField(blank=True, default='', max_length=16)),
-                ('previous_variant', models.CharField(blank=True, default='', max_length=32)),
-                ('verdict', models.CharField(max_length=16)),
-                ('grade', models.CharField(blank=True, default='', max_length=16)),
-                ('variant', models.CharField(blank=True, default='', max_length=32)),
-                ('at', models.DateTimeField()),
-                ('notified_at', models.DateTimeField(blank=True, null=True)),
-                ('notify_error', models.TextField(blank=True, default='')),
-                ('endpoint', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='drifts', to='probes.endpoint')),
-                ('previous_run', models.ForeignKey(null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to='probes.proberun')),
-                ('run', models.OneToOneField(on_delete=django.db.models.deletion.CASCADE, related_name='drift', to='probes.proberun')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True,
+                        primary_key=True,
+                        serialize=False,
+                        verbose_name="ID",
+                    ),
+                ),
+                ("model_key", models.CharField(max_length=600)),
+                ("previous_verdict", models.CharField(max_length=16)),
+                (
+                    "previous_grade",
+                    models.CharField(blank=True, default="", max_length=16),
+                ),
+                (
+                    "previous_variant",
+                    models.CharField(blank=True, default="", max_length=32),
+                ),
+                ("verdict", models.CharField(max_length=16)),
+                ("grade", models.CharField(blank=True, default="", max_length=16)),
+                ("variant", models.CharField(blank=True, default="", max_length=32)),
+                ("at", models.DateTimeField()),
+                ("notified_at", models.DateTimeField(blank=True, null=True)),
+                ("notify_error", models.TextField(blank=True, default="")),
+                (
+                    "endpoint",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="drifts",
+                        to="probes.endpoint",
+                    ),
+                ),
+                (
+                    "previous_run",
+                    models.ForeignKey(
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="+",
+                        to="probes.proberun",
+                    ),
+                ),
+                (
+                    "run",
+                    models.OneToOneField(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="drift",
+                        to="probes.proberun",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['-at', '-id'],
+                "ordering": ["-at", "-id"],
             },
         ),
         migrations.CreateModel(
-            name='ProbeSchedule',
+            name="ProbeSchedule",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('name', models.CharField(max_length=200, unique=True)),
-                ('selection_kind', models.CharField(choices=[('all', 'all endpoints'), ('tag', 'by tag'), ('provider', 'by provider')], default='all', max_length=16)),
-                ('selection_value', models.CharField(blank=True, default='', max_length=200)),
-                ('kind', models.CharField(choices=[('interval', 'interval'), ('crontab', 'cron')], default='interval', max_length=16)),
-                ('every_seconds', models.PositiveIntegerField(blank=True, null=True)),
-                ('cron', models.CharField(blank=True, default='', max_length=120)),
-                ('jitter_seconds', models.PositiveIntegerField(default=10)),
-                ('is_paused', models.BooleanField(default=False)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('updated_at', models.DateTimeField(auto_now=True)),
-                ('created_by', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, to=settings.AUTH_USER_MODEL)),
-                ('periodic_task', models.OneToOneField(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to='django_celery_beat.periodictask')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True,
+                        primary_key=True,
+                        serialize=False,
+                        verbose_name="ID",
+                    ),
+                ),
+                ("name", models.CharField(max_length=200, unique=True)),
+                (
+                    "selection_kind",
+                    models.CharField(
+                        choices=[
+                            ("all", "all endpoints"),
+                            ("tag", "by tag"),
+                            ("provider", "by provider"),
+                        ],
+                        default="all",
+                        max_length=16,
+                    ),
+                ),
+                (
+                    "selection_value",
+                    models.CharField(blank=True, default="", max_length=200),
+                ),
+                (
+                    "kind",
+                    models.CharField(
+                        choices=[("interval", "interval"), ("crontab", "cron")],
+                        default="interval",
+                        max_length=16,
+                    ),
+                ),
+                ("every_seconds", models.PositiveIntegerField(blank=True, null=True)),
+                ("cron", models.CharField(blank=True, default="", max_length=120)),
+                ("jitter_seconds", models.PositiveIntegerField(default=10)),
+                ("is_paused", models.BooleanField(default=False)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                ("updated_at", models.DateTimeField(auto_now=True)),
+                (
+                    "created_by",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
+                (
+                    "periodic_task",
+                    models.OneToOneField(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="+",
+                        to="django_celery_beat.periodictask",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['name'],
+                "ordering": ["name"],
             },
         ),
         migrations.AddField(
-            model_name='fleetprobe',
-            name='schedule',
-            field=models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='fleet_probes', to='probes.probeschedule'),
+            model_name="fleetprobe",
+            name="schedule",
+            field=models.ForeignKey(
+                blank=True,
+                null=True,
+                on_delete=django.db.models.deletion.SET_NULL,
+                related_name="fleet_probes",
+                to="probes.probeschedule",
+            ),
         ),
         migrations.AddIndex(
-            model_name='proberun',
-            index=models.Index(fields=['endpoint', '-created_at'], name='proberun_endpoint_at'),
+            model_name="proberun",
+            index=models.Index(
+                fields=["endpoint", "-created_at"], name="proberun_endpoint_at"
+            ),
         ),
         migrations.AddIndex(
-            model_name='proberun',
-            index=models.Index(fields=['state', 'lease_until'], name='proberun_state_lease'),
+            model_name="proberun",
+            index=models.Index(
+                fields=["state", "lease_until"], name="proberun_state_lease"
+            ),
         ),
         migrations.AddIndex(
-            model_name='proberun',
-            index=models.Index(fields=['fleet', 'state'], name='proberun_fleet_state'),
+            model_name="proberun",
+            index=models.Index(fields=["fleet", "state"], name="proberun_fleet_state"),
         ),
         migrations.AddConstraint(
-            model_name='proberun',
-            constraint=models.UniqueConstraint(fields=('endpoint', 'slot'), name='proberun_endpoint_slot'),
+            model_name="proberun",
+            constraint=models.UniqueConstraint(
+                fields=("endpoint", "slot"), name="proberun_endpoint_slot"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='probeexchange',
-            constraint=models.UniqueConstraint(fields=('run', 'seq'), name='probeexchange_run_seq'),
+            model_name="probeexchange",
+            constraint=models.UniqueConstraint(
+                fields=("run", "seq"), name="probeexchange_run_seq"
+            ),
         ),
         migrations.AddIndex(
-            model_name='drift',
-            index=models.Index(fields=['model_key', '-at'], name='drift_model_at'),
+            model_name="drift",
+            index=models.Index(fields=["model_key", "-at"], name="drift_model_at"),
         ),
         migrations.AddIndex(
-            model_name='drift',
-            index=models.Index(fields=['-at'], name='drift_at'),
+            model_name="drift",
+            index=models.Index(fields=["-at"], name="drift_at"),
         ),
     ]

@@ -11,12 +11,17 @@ def add_sweep(apps, schema_editor):
     every_minute, _ = IntervalSchedule.objects.get_or_create(every=60, period="seconds")
     PeriodicTask.objects.get_or_create(
         name=NAME,
-        defaults={"task": "pi_dashboard.probes.tasks.runs_sweep", "interval": every_minute},
+        defaults={
+            "task": "pi_dashboard.probes.tasks.runs_sweep",
+            "interval": every_minute,
+        },
     )
 
 
 def remove_sweep(apps, schema_editor):
-    apps.get_model("django_celery_beat", "PeriodicTask").objects.filter(name=NAME).delete()
+    apps.get_model("django_celery_beat", "PeriodicTask").objects.filter(
+        name=NAME
+    ).delete()
 
 
 class Migration(migrations.Migration):

@@ -2,10 +2,10 @@
 
 from urllib.parse import urlsplit
 
+from django.core.exceptions import ValidationError
 from django.core.validators import validate_email
 from django.db import transaction
 from django.utils import timezone
-from django.core.exceptions import ValidationError
 
 from pi_dashboard.lib.errors import Conflict, DomainError
 from pi_dashboard.probes import crypto
@@ -34,9 +34,14 @@ def channel_validate(*, name: str, kind: str, target: str) -> None:
             try:
                 validate_email(address)
             except ValidationError as exc:
-                raise DomainError(f"{address!r} is not an email address.", code="invalid_target") from exc
+                raise DomainError(
+                    f"{address!r} is not an email address.", code="invalid_target"
+                ) from exc
     elif not target.startswith(("http://", "https://")):
-        raise DomainError("The webhook URL must start with http:// or https://.", code="invalid_target")
+        raise DomainError(
+            "The webhook URL must start with http:// or https://.",
+            code="invalid_target",
+        )
 
 
 @transaction.atomic
@@ -51,7 +56,11 @@ def channel_save(
     """Create (channel None) or change a channel; target None keeps the stored one."""
     if channel is None and not target:
         raise DomainError("Give the channel a target.", code="invalid_target")
-    current = crypto.decrypt(channel.target_encrypted) if channel and target is None else target
+    current = (
+        crypto.decrypt(channel.target_encrypted)
+        if channel and target is None
+        else target
+    )
     channel_validate(name=name, kind=kind, target=current or "")
     clash = NotificationChannel.objects.filter(name=name.strip())
     if channel is not None:

@@ -59,16 +59,17 @@ def drift_event(item: Drift) -> dict[str, Any]:
     def side(verdict: str, grade: str, variant: str) -> dict[str, str]:
         return {"verdict": verdict, "nativeGrade": grade, "variant": variant}
 
-    text = (
-        f"{item.model_key} via endpoint {item.endpoint.name}: "
-        f"{item.summary}" + (f" (variant {item.variant})" if item.variant else "")
+    text = f"{item.model_key} via endpoint {item.endpoint.name}: {item.summary}" + (
+        f" (variant {item.variant})" if item.variant else ""
     )
     return {
         "event": "probe.drift",
         "text": text,
         "endpoint": {"id": item.endpoint_id, "name": item.endpoint.name},
         "model": item.model_key,
-        "before": side(item.previous_verdict, item.previous_grade, item.previous_variant),
+        "before": side(
+            item.previous_verdict, item.previous_grade, item.previous_variant
+        ),
         "after": side(item.verdict, item.grade, item.variant),
         "at": item.at.isoformat(),
         "run": item.run_id,
@@ -76,7 +77,9 @@ def drift_event(item: Drift) -> dict[str, Any]:
     }
 
 
-def channel_deliver(*, channel: NotificationChannel, subject: str, event: dict[str, Any]) -> str:
+def channel_deliver(
+    *, channel: NotificationChannel, subject: str, event: dict[str, Any]
+) -> str:
     """Send through one channel and record the outcome on it; '' when it worked."""
     try:
         target = crypto.decrypt(channel.target_encrypted)

@@ -11,7 +11,9 @@ from pi_dashboard.probes import chat, conf, crypto, outbound
 from pi_dashboard.probes.models import Endpoint, TokenParam
 
 HEADER_NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789-_")
-RESERVED_HEADERS = frozenset({"host", "content-length", "content-type", "transfer-encoding"})
+RESERVED_HEADERS = frozenset(
+    {"host", "content-length", "content-type", "transfer-encoding"}
+)
 
 
 @dataclass
@@ -37,25 +39,40 @@ def endpoint_validate(data: EndpointData) -> None:
     if not data.name.strip():
         raise DomainError("Give the endpoint a name.", code="invalid_name")
     if not data.base_url.startswith(("http://", "https://")):
-        raise DomainError("The base URL must start with http:// or https://.", code="invalid_url")
+        raise DomainError(
+            "The base URL must start with http:// or https://.", code="invalid_url"
+        )
     provider, _, model_id = data.model_key.partition("/")
     if not provider or not model_id:
         raise DomainError(
-            "The pi model key must look like provider/modelId.", code="invalid_model_key"
+            "The pi model key must look like provider/modelId.",
+            code="invalid_model_key",
         )
     if not data.server_model.strip():
-        raise DomainError("Give the model id the server uses.", code="invalid_server_model")
+        raise DomainError(
+            "Give the model id the server uses.", code="invalid_server_model"
+        )
     if not 0.1 <= data.timeout_seconds <= 600:
-        raise DomainError("Timeout must be between 0.1 and 600 seconds.", code="invalid_timeout")
+        raise DomainError(
+            "Timeout must be between 0.1 and 600 seconds.", code="invalid_timeout"
+        )
     if not 1 <= data.trials <= 10:
         raise DomainError("Trials (k) must be between 1 and 10.", code="invalid_trials")
     if data.token_param not in TokenParam.values:
         raise DomainError("Unknown token parameter.", code="invalid_token_param")
     for name in data.headers or {}:
-        if not name or set(name.lower()) - HEADER_NAME_CHARS or name.lower() in RESERVED_HEADERS:
-            raise DomainError(f"Header name {name!r} is not allowed.", code="invalid_header")
+        if (
+            not name
+            or set(name.lower()) - HEADER_NAME_CHARS
+            or name.lower() in RESERVED_HEADERS
+        ):
+            raise DomainError(
+                f"Header name {name!r} is not allowed.", code="invalid_header"
+            )
     if data.api_key_env and not data.api_key_env.replace("_", "").isalnum():
-        raise DomainError("The API key variable name is not valid.", code="invalid_env_name")
+        raise DomainError(
+            "The API key variable name is not valid.", code="invalid_env_name"
+        )
 
 
 def _apply(endpoint: Endpoint, data: EndpointData) -> None:
@@ -82,7 +99,9 @@ def _apply(endpoint: Endpoint, data: EndpointData) -> None:
 def endpoint_create(*, data: EndpointData) -> Endpoint:
     endpoint_validate(data)
     if Endpoint.objects.filter(name=data.name.strip()).exists():
-        raise Conflict(f"An endpoint named {data.name!r} exists.", code="duplicate_name")
+        raise Conflict(
+            f"An endpoint named {data.name!r} exists.", code="duplicate_name"
+        )
     endpoint = Endpoint()
     _apply(endpoint, data)
     endpoint.save()
@@ -94,7 +113,9 @@ def endpoint_update(*, endpoint: Endpoint, data: EndpointData) -> Endpoint:
     endpoint_validate(data)
     clash = Endpoint.objects.filter(name=data.name.strip()).exclude(pk=endpoint.pk)
     if clash.exists():
-        raise Conflict(f"An endpoint named {data.name!r} exists.", code="duplicate_name")
+        raise Conflict(
+            f"An endpoint named {data.name!r} exists.", code="duplicate_name"
+        )
     _apply(endpoint, data)
     endpoint.save()
     return endpoint

@@ -5,7 +5,7 @@ import uuid
 from collections import Counter
 from typing import Any
 
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db import transaction
 from django.db.models import QuerySet
 from django.utils import timezone
@@ -42,7 +42,7 @@ def fleet_probe_start(
     selection_kind: str,
     selection_value: str = "",
     schedule: ProbeSchedule | None = None,
-    user: AbstractBaseUser | None = None,
+    user: User | None = None,
     jitter_seconds: float = 0,
 ) -> FleetProbe:
     """Create one run per selected endpoint and send their tasks, spread by jitter.
@@ -56,7 +56,7 @@ def fleet_probe_start(
             "schedule": schedule,
             "trigger": trigger,
             "selection": {"kind": selection_kind, "value": selection_value},
-            "created_by": user if user is not None and user.is_authenticated else None,
+            "created_by": user,
         },
     )
     if not created:
@@ -79,15 +79,28 @@ def fleet_probe_start(
 
 
 def _send(runs: list[ProbeRun], jitter_seconds: float) -> None:
+    from pi_dashboard.celery import app
     from pi_dashboard.probes.services.runs import run_enqueue
 
-    for run in runs:
-        countdown = random.uniform(0, jitter_seconds) if jitter_seconds else 0  # noqa: S311
-        run_enqueue(run, countdown=countdown)
+    # One broker connection for the whole fan-out (one each costs milliseconds).
+    with app.producer_or_acquire() as producer:
+        for run in runs:
+            countdown = random.uniform(0, jitter_seconds) if jitter_seconds else 0  # noqa: S311
+            run_enqueue(run, countdown=countdown, producer=producer)
 
 
 def fleet_complete_if_done(*, fleet_id: int) -> bool:
-    """Inside a run's final transaction: when it was the last, write the summary."""
+    """After a run of the fleet ended: when none is left, write the summary (once)."""
+    unfinished = ProbeRun.objects.filter(fleet_id=fleet_id).exclude(
+        state__in=TERMINAL_RUN_STATES
+    )
+    if unfinished.exists():
+        return False  # cheap check first, without the lock
+    with transaction.atomic():
+        return _complete_locked(fleet_id)
+
+
+def _complete_locked(fleet_id: int) -> bool:
     fleet = FleetProbe.objects.select_for_update().get(pk=fleet_id)
     if fleet.finished_at is not None:
         return False
@@ -107,8 +120,16 @@ def fleet_summary(fleet: FleetProbe) -> dict[str, Any]:
             "endpoint": d.endpoint.name,
             "endpoint_id": d.endpoint_id,
             "model": d.model_key,
-            "before": {"verdict": d.previous_verdict, "nativeGrade": d.previous_grade, "variant": d.previous_variant},
-            "after": {"verdict": d.verdict, "nativeGrade": d.grade, "variant": d.variant},
+            "before": {
+                "verdict": d.previous_verdict,
+                "nativeGrade": d.previous_grade,
+                "variant": d.previous_variant,
+            },
+            "after": {
+                "verdict": d.verdict,
+                "nativeGrade": d.grade,
+                "variant": d.variant,
+            },
         }
         for d in Drift.objects.filter(run__fleet=fleet).select_related("endpoint")
     ]

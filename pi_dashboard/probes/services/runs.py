@@ -13,7 +13,7 @@ from datetime import timedelta
 from typing import Any
 
 from celery.exceptions import SoftTimeLimitExceeded
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db import transaction
 from django.db.models import F, Q
 from django.db.models.functions import Coalesce
@@ -24,6 +24,7 @@ from pi_dashboard.probes import algorithm, chat, conf, semaphore
 from pi_dashboard.probes.models import (
     TERMINAL_RUN_STATES,
     Endpoint,
+    FleetProbe,
     ProbeExchange,
     ProbeRun,
     RunState,
@@ -45,26 +46,29 @@ def lease_seconds(endpoint: Endpoint) -> float:
     return endpoint.timeout_seconds + conf.lease_grace_seconds()
 
 
-def run_enqueue(run: ProbeRun, *, countdown: float = 0) -> None:
+def run_enqueue(run: ProbeRun, *, countdown: float = 0, producer: Any = None) -> None:
     from pi_dashboard.probes import tasks
 
     budget = run_budget_seconds(run.endpoint)
     tasks.probe_run.apply_async(
         (run.pk,),
         countdown=countdown,
-        soft_time_limit=budget,
-        time_limit=budget + 15,
+        soft_time_limit=int(budget),
+        time_limit=int(budget) + 15,
+        producer=producer,
     )
 
 
 @transaction.atomic
 def probe_request(
-    *, endpoint: Endpoint, user: AbstractBaseUser | None, trigger: Trigger
+    *, endpoint: Endpoint, user: User | None, trigger: Trigger
 ) -> ProbeRun:
     """Probe one endpoint now. An unfinished request for it is returned, not doubled."""
     endpoint = Endpoint.objects.select_for_update().get(pk=endpoint.pk)
     if not endpoint.is_enabled:
-        raise Conflict("This endpoint is disabled; enable it to probe.", code="disabled")
+        raise Conflict(
+            "This endpoint is disabled; enable it to probe.", code="disabled"
+        )
     open_run = (
         endpoint.runs.filter(fleet__isnull=True)
         .exclude(state__in=TERMINAL_RUN_STATES)
@@ -76,7 +80,7 @@ def probe_request(
         endpoint=endpoint,
         slot=f"{trigger}:{uuid.uuid4().hex}",
         trigger=trigger,
-        requested_by=user if user is not None and user.is_authenticated else None,
+        requested_by=user,
     )
     transaction.on_commit(lambda: run_enqueue(run))
     return run
@@ -86,16 +90,17 @@ def run_claim(*, run: ProbeRun) -> str | None:
     """Take the run (pending, or abandoned past its lease); the claim token or None."""
     now = timezone.now()
     token = uuid.uuid4().hex
-    claimable = Q(state=RunState.PENDING) | Q(state=RunState.RUNNING, lease_until__lt=now)
-    claimed = (
-        ProbeRun.objects.filter(claimable, pk=run.pk, attempts__lt=conf.max_attempts())
-        .update(
-            state=RunState.RUNNING,
-            claim_token=token,
-            lease_until=now + timedelta(seconds=lease_seconds(run.endpoint)),
-            attempts=F("attempts") + 1,
-            started_at=Coalesce(F("started_at"), now),
-        )
+    claimable = Q(state=RunState.PENDING) | Q(
+        state=RunState.RUNNING, lease_until__lt=now
+    )
+    claimed = ProbeRun.objects.filter(
+        claimable, pk=run.pk, attempts__lt=conf.max_attempts()
+    ).update(
+        state=RunState.RUNNING,
+        claim_token=token,
+        lease_until=now + timedelta(seconds=lease_seconds(run.endpoint)),
+        attempts=F("attempts") + 1,
+        started_at=Coalesce(F("started_at"), now),
     )
     return token if claimed else None
 
@@ -149,10 +154,19 @@ def run_finish(*, run_id: int, token: str, outcome: algorithm.ProbeOutcome) -> b
     endpoint.last_grade = run.native_grade
     endpoint.last_variant = run.variant
     endpoint.last_probed_at = now
-    endpoint.save(update_fields=["last_verdict", "last_grade", "last_variant", "last_probed_at"])
-    if run.fleet_id is not None:
-        fleet.fleet_complete_if_done(fleet_id=run.fleet_id)
+    endpoint.save(
+        update_fields=["last_verdict", "last_grade", "last_variant", "last_probed_at"]
+    )
+    _complete_fleet_after_commit(run)
     return True
+
+
+def _complete_fleet_after_commit(run: ProbeRun) -> None:
+    # After commit, not inside: the run that commits last then sees every other run
+    # finished, and finishing runs never queue on the fleet row's lock.
+    fleet_id = run.fleet_id
+    if fleet_id is not None:
+        transaction.on_commit(lambda: fleet.fleet_complete_if_done(fleet_id=fleet_id))
 
 
 @transaction.atomic
@@ -171,16 +185,15 @@ def run_stop(*, run_id: int, token: str | None, state: RunState, error: str) -> 
     run.finished_at = timezone.now()
     run.lease_until = None
     run.save(update_fields=["state", "error", "finished_at", "lease_until"])
-    if run.fleet_id is not None:
-        fleet.fleet_complete_if_done(fleet_id=run.fleet_id)
+    _complete_fleet_after_commit(run)
     return True
 
 
 def run_release(*, run: ProbeRun, token: str) -> None:
     """Give the claim back (the task will retry)."""
-    ProbeRun.objects.filter(pk=run.pk, claim_token=token, state=RunState.RUNNING).update(
-        state=RunState.PENDING, lease_until=None, claim_token=""
-    )
+    ProbeRun.objects.filter(
+        pk=run.pk, claim_token=token, state=RunState.RUNNING
+    ).update(state=RunState.PENDING, lease_until=None, claim_token="")
 
 
 def probe_run_execute(*, run_id: int, final_attempt: bool) -> str:
@@ -253,9 +266,18 @@ def runs_sweep() -> dict[str, int]:
     resent = gave_up = 0
     for run in abandoned[:1000]:
         if run.attempts >= conf.max_attempts():
-            error = f"Gave up after {run.attempts} attempts (the worker was lost each time)."
-            gave_up += run_stop(run_id=run.pk, token=None, state=RunState.FAILED, error=error)
+            error = f"Gave up after {run.attempts} attempts (the worker was lost)."
+            gave_up += run_stop(
+                run_id=run.pk, token=None, state=RunState.FAILED, error=error
+            )
             continue
         run_enqueue(run)
         resent += 1
+    # A worker that died between a run's commit and its fleet check leaves the fleet
+    # open; close any fleet with nothing left to run.
+    open_fleets = FleetProbe.objects.filter(finished_at__isnull=True).values_list(
+        "pk", flat=True
+    )
+    for fleet_id in open_fleets[:100]:
+        fleet.fleet_complete_if_done(fleet_id=fleet_id)
     return {"resent": resent, "gave_up": gave_up}

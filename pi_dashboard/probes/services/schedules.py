@@ -4,7 +4,7 @@ import json
 from dataclasses import dataclass
 
 from celery.schedules import crontab
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db import transaction
 from django_celery_beat.models import CrontabSchedule, IntervalSchedule, PeriodicTask
 
@@ -36,9 +36,17 @@ def cron_fields(cron: str) -> list[str]:
         )
     minute, hour, dom, month, dow = fields
     try:
-        crontab(minute=minute, hour=hour, day_of_month=dom, month_of_year=month, day_of_week=dow)
+        crontab(
+            minute=minute,
+            hour=hour,
+            day_of_month=dom,
+            month_of_year=month,
+            day_of_week=dow,
+        )
     except (ValueError, IndexError) as exc:
-        raise DomainError(f"Invalid cron expression: {exc}.", code="invalid_cron") from exc
+        raise DomainError(
+            f"Invalid cron expression: {exc}.", code="invalid_cron"
+        ) from exc
     return fields
 
 
@@ -47,17 +55,26 @@ def schedule_validate(data: ScheduleData) -> None:
         raise DomainError("Give the schedule a name.", code="invalid_name")
     if data.kind == ScheduleKind.INTERVAL:
         if not data.every_seconds or data.every_seconds < MIN_INTERVAL_SECONDS:
-            raise DomainError("The interval must be a positive number of seconds.", code="invalid_interval")
+            raise DomainError(
+                "The interval must be a positive number of seconds.",
+                code="invalid_interval",
+            )
     elif data.kind == ScheduleKind.CRONTAB:
         cron_fields(data.cron)
     else:
-        raise DomainError("A schedule is an interval or a cron expression.", code="invalid_kind")
+        raise DomainError(
+            "A schedule is an interval or a cron expression.", code="invalid_kind"
+        )
     if data.selection_kind not in SelectionKind.values:
         raise DomainError("Unknown endpoint selection.", code="invalid_selection")
     if data.selection_kind != SelectionKind.ALL and not data.selection_value.strip():
-        raise DomainError("Name the tag or provider to select.", code="invalid_selection")
+        raise DomainError(
+            "Name the tag or provider to select.", code="invalid_selection"
+        )
     if not 0 <= data.jitter_seconds <= 3600:
-        raise DomainError("Jitter must be between 0 and 3600 seconds.", code="invalid_jitter")
+        raise DomainError(
+            "Jitter must be between 0 and 3600 seconds.", code="invalid_jitter"
+        )
 
 
 def _sync_periodic_task(schedule: ProbeSchedule) -> None:
@@ -73,8 +90,12 @@ def _sync_periodic_task(schedule: ProbeSchedule) -> None:
     else:
         minute, hour, dom, month, dow = cron_fields(schedule.cron)
         task.crontab, _ = CrontabSchedule.objects.get_or_create(
-            minute=minute, hour=hour, day_of_month=dom, month_of_year=month,
-            day_of_week=dow, timezone="UTC",
+            minute=minute,
+            hour=hour,
+            day_of_month=dom,
+            month_of_year=month,
+            day_of_week=dow,
+            timezone="UTC",
         )
         task.interval = None
     # save(), not update(): its signal tells a running beat to reload schedules.
@@ -86,7 +107,7 @@ def _sync_periodic_task(schedule: ProbeSchedule) -> None:
 
 @transaction.atomic
 def schedule_save(
-    *, schedule: ProbeSchedule | None, data: ScheduleData, user: AbstractBaseUser | None
+    *, schedule: ProbeSchedule | None, data: ScheduleData, user: User | None
 ) -> ProbeSchedule:
     """Create (schedule None) or change a schedule and its beat entry."""
     schedule_validate(data)
@@ -96,13 +117,15 @@ def schedule_save(
     if clash.exists():
         raise Conflict(f"A schedule named {data.name!r} exists.", code="duplicate_name")
     if schedule is None:
-        schedule = ProbeSchedule(
-            created_by=user if user is not None and user.is_authenticated else None
-        )
+        schedule = ProbeSchedule(created_by=user)
     schedule.name = data.name.strip()
     schedule.kind = data.kind
-    schedule.every_seconds = data.every_seconds if data.kind == ScheduleKind.INTERVAL else None
-    schedule.cron = " ".join(data.cron.split()) if data.kind == ScheduleKind.CRONTAB else ""
+    schedule.every_seconds = (
+        data.every_seconds if data.kind == ScheduleKind.INTERVAL else None
+    )
+    schedule.cron = (
+        " ".join(data.cron.split()) if data.kind == ScheduleKind.CRONTAB else ""
+    )
     schedule.selection_kind = data.selection_kind
     schedule.selection_value = data.selection_value.strip()
     schedule.jitter_seconds = data.jitter_seconds

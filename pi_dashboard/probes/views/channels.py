@@ -12,37 +12,61 @@ from pi_dashboard.probes import selectors, services
 from pi_dashboard.probes.audit import audited
 from pi_dashboard.probes.forms import ChannelForm
 from pi_dashboard.probes.models import NotificationChannel
-from pi_dashboard.probes.views.common import page
+from pi_dashboard.probes.views.common import is_htmx, page
 
 
 @require_GET
 @role_required(Role.VIEWER)
 def channel_list(request: HttpRequest) -> HttpResponse:
-    return page(request, "probes/channel_list.html", {"channels": selectors.channel_list()})
+    return page(
+        request, "probes/channel_list.html", {"channels": selectors.channel_list()}
+    )
 
 
 @require_http_methods(["GET", "POST"])
 @role_required(Role.OPERATOR)
 def channel_form(request: HttpRequest, channel_id: int | None = None) -> HttpResponse:
-    channel = get_object_or_404(NotificationChannel, pk=channel_id) if channel_id else None
+    channel = (
+        get_object_or_404(NotificationChannel, pk=channel_id) if channel_id else None
+    )
     if request.method == "GET":
-        initial = {"name": channel.name, "kind": channel.kind,
-                   "is_enabled": channel.is_enabled} if channel else {}
+        initial = (
+            {
+                "name": channel.name,
+                "kind": channel.kind,
+                "is_enabled": channel.is_enabled,
+            }
+            if channel
+            else {}
+        )
         form = ChannelForm(initial=initial)
-        return page(request, "probes/channel_form.html", {"form": form, "channel": channel})
+        return page(
+            request, "probes/channel_form.html", {"form": form, "channel": channel}
+        )
     form = ChannelForm(request.POST)
     if form.is_valid():
         c = form.cleaned_data
         try:
-            with audited(request, "probes.channel.save", name=c["name"], kind=c["kind"]):
-                services.channel_save(channel=channel, name=c["name"], kind=c["kind"],
-                                      target=c["target"] or None, is_enabled=c["is_enabled"])
+            with audited(
+                request, "probes.channel.save", name=c["name"], kind=c["kind"]
+            ):
+                services.channel_save(
+                    channel=channel,
+                    name=c["name"],
+                    kind=c["kind"],
+                    target=c["target"] or None,
+                    is_enabled=c["is_enabled"],
+                )
             messages.success(request, f"Saved channel {c['name']}.")
             return redirect("probes:channels")
         except DomainError as exc:
             form.add_error(None, exc.detail)
-    return page(request, "probes/channel_form.html", {"form": form, "channel": channel},
-                status=400)
+    return page(
+        request,
+        "probes/channel_form.html",
+        {"form": form, "channel": channel},
+        status=400,
+    )
 
 
 @require_POST
@@ -62,8 +86,10 @@ def channel_test(request: HttpRequest, channel_id: int) -> HttpResponse:
     with audited(request, "probes.channel.test", name=channel.name) as info:
         error = services.channel_send_test(channel=channel)
         info["error"] = error
-    if request.htmx:
-        return page(request, "probes/_channel_test.html", {"channel": channel, "error": error})
+    if is_htmx(request):
+        return page(
+            request, "probes/_channel_test.html", {"channel": channel, "error": error}
+        )
     if error:
         messages.error(request, f"Test to {channel.name} failed: {error}")
     else:

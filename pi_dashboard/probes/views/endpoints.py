@@ -13,7 +13,7 @@ from pi_dashboard.probes import selectors, services
 from pi_dashboard.probes.audit import audited
 from pi_dashboard.probes.forms import EndpointForm
 from pi_dashboard.probes.models import Endpoint, Trigger
-from pi_dashboard.probes.views.common import page, user_of
+from pi_dashboard.probes.views.common import is_htmx, page, user_of
 
 HTMX_STOP_POLLING = 286
 
@@ -22,23 +22,40 @@ HTMX_STOP_POLLING = 286
 @role_required(Role.VIEWER)
 def endpoint_list(request: HttpRequest) -> HttpResponse:
     tag = request.GET.get("tag", "")
-    endpoints = selectors.endpoint_list(tag=tag, provider=request.GET.get("provider", ""))
-    return page(request, "probes/endpoint_list.html", {"endpoints": endpoints, "tag": tag})
+    endpoints = selectors.endpoint_list(
+        tag=tag, provider=request.GET.get("provider", "")
+    )
+    return page(
+        request, "probes/endpoint_list.html", {"endpoints": endpoints, "tag": tag}
+    )
 
 
-def _form_page(request: HttpRequest, form: EndpointForm, endpoint: Endpoint | None,
-               status: int = 200) -> HttpResponse:
-    return page(request, "probes/endpoint_form.html", {"form": form, "endpoint": endpoint},
-                status=status)
+def _form_page(
+    request: HttpRequest,
+    form: EndpointForm,
+    endpoint: Endpoint | None,
+    status: int = 200,
+) -> HttpResponse:
+    return page(
+        request,
+        "probes/endpoint_form.html",
+        {"form": form, "endpoint": endpoint},
+        status=status,
+    )
 
 
 def _initial(endpoint: Endpoint) -> dict[str, object]:
     return {
-        "name": endpoint.name, "base_url": endpoint.base_url,
-        "server_model": endpoint.server_model, "model_key": endpoint.model_key,
-        "api_key_env": endpoint.api_key_env, "timeout_seconds": endpoint.timeout_seconds,
-        "token_param": endpoint.token_param, "is_streaming": endpoint.is_streaming,
-        "tags": ", ".join(endpoint.tags), "trials": endpoint.trials,
+        "name": endpoint.name,
+        "base_url": endpoint.base_url,
+        "server_model": endpoint.server_model,
+        "model_key": endpoint.model_key,
+        "api_key_env": endpoint.api_key_env,
+        "timeout_seconds": endpoint.timeout_seconds,
+        "token_param": endpoint.token_param,
+        "is_streaming": endpoint.is_streaming,
+        "tags": ", ".join(endpoint.tags),
+        "trials": endpoint.trials,
         "is_enabled": endpoint.is_enabled,
     }
 
@@ -55,11 +72,18 @@ def endpoint_form(request: HttpRequest, endpoint_id: int | None = None) -> HttpR
         return _form_page(request, form, endpoint, status=400)
     action = "probes.endpoint.update" if endpoint else "probes.endpoint.create"
     try:
-        with audited(request, action, model_key=form.cleaned_data["model_key"],
-                     name=form.cleaned_data["name"]):
+        with audited(
+            request,
+            action,
+            model_key=form.cleaned_data["model_key"],
+            name=form.cleaned_data["name"],
+        ):
             data = form.data_for_service()
-            endpoint = (services.endpoint_update(endpoint=endpoint, data=data) if endpoint
-                        else services.endpoint_create(data=data))
+            endpoint = (
+                services.endpoint_update(endpoint=endpoint, data=data)
+                if endpoint
+                else services.endpoint_create(data=data)
+            )
     except DomainError as exc:
         form.add_error(None, exc.detail)
         return _form_page(request, form, endpoint, status=400)
@@ -71,8 +95,12 @@ def endpoint_form(request: HttpRequest, endpoint_id: int | None = None) -> HttpR
 @role_required(Role.OPERATOR)
 def endpoint_delete(request: HttpRequest, endpoint_id: int) -> HttpResponse:
     endpoint = get_object_or_404(Endpoint, pk=endpoint_id)
-    with audited(request, "probes.endpoint.delete", model_key=endpoint.model_key,
-                 name=endpoint.name):
+    with audited(
+        request,
+        "probes.endpoint.delete",
+        model_key=endpoint.model_key,
+        name=endpoint.name,
+    ):
         services.endpoint_delete(endpoint=endpoint)
     messages.success(request, f"Deleted endpoint {endpoint.name}.")
     return redirect("probes:endpoints")
@@ -84,12 +112,18 @@ def endpoint_detail(request: HttpRequest, endpoint_id: int) -> HttpResponse:
     endpoint = get_object_or_404(Endpoint, pk=endpoint_id)
     runs = selectors.run_list(endpoint_id=endpoint.pk)[:50]
     latest = next((r for r in runs if r.is_terminal), None)
-    return page(request, "probes/endpoint_detail.html", {
-        "endpoint": endpoint, "runs": runs, "latest": latest,
-        "exchanges": latest.exchanges.all() if latest else [],
-        "drifts": selectors.drift_list().filter(endpoint=endpoint)[:20],
-        "active": selectors.active_runs(endpoint_id=endpoint.pk).first(),
-    })
+    return page(
+        request,
+        "probes/endpoint_detail.html",
+        {
+            "endpoint": endpoint,
+            "runs": runs,
+            "latest": latest,
+            "exchanges": latest.exchanges.all() if latest else [],
+            "drifts": selectors.drift_list().filter(endpoint=endpoint)[:20],
+            "active": selectors.active_runs(endpoint_id=endpoint.pk).first(),
+        },
+    )
 
 
 @require_POST
@@ -97,18 +131,20 @@ def endpoint_detail(request: HttpRequest, endpoint_id: int) -> HttpResponse:
 def endpoint_probe(request: HttpRequest, endpoint_id: int) -> HttpResponse:
     endpoint = get_object_or_404(Endpoint, pk=endpoint_id)
     try:
-        with audited(request, "probes.probe", model_key=endpoint.model_key,
-                     endpoint=endpoint.pk) as info:
-            run = services.probe_request(endpoint=endpoint, user=user_of(request),
-                                         trigger=Trigger.MANUAL)
+        with audited(
+            request, "probes.probe", model_key=endpoint.model_key, endpoint=endpoint.pk
+        ) as info:
+            run = services.probe_request(
+                endpoint=endpoint, user=user_of(request), trigger=Trigger.MANUAL
+            )
             info["run"] = run.pk
     except DomainError as exc:
-        if request.htmx:
+        if is_htmx(request):
             body = format_html('<p class="alert alert-error">{}</p>', exc.detail)
             return HttpResponse(body, status=409)
         messages.error(request, exc.detail)
         return redirect("probes:endpoint", endpoint_id=endpoint.pk)
-    if request.htmx:
+    if is_htmx(request):
         return page(request, "probes/_run_status.html", {"run": run})
     messages.success(request, "Probe started.")
     return redirect("probes:endpoint", endpoint_id=endpoint.pk)
@@ -121,7 +157,7 @@ def run_status(request: HttpRequest, run_id: int) -> HttpResponse:
     run = selectors.run_get(run_id=run_id)
     response = page(request, "probes/_run_status.html", {"run": run})
     if run.is_terminal:
-        response.status_code = HTMX_STOP_POLLING if request.htmx else 200
+        response.status_code = HTMX_STOP_POLLING if is_htmx(request) else 200
     return response
 
 
@@ -136,11 +172,16 @@ def run_list(request: HttpRequest) -> HttpResponse:
 @role_required(Role.VIEWER)
 def run_detail(request: HttpRequest, run_id: int) -> HttpResponse:
     run = get_object_or_404(selectors.run_list(), pk=run_id)
-    return page(request, "probes/run_detail.html", {
-        "run": run, "exchanges": run.exchanges.all(),
-        "tool_probe": selectors.pi_order(run.tool_probe, selectors.TOOL_PROBE_KEYS),
-        "protocol": selectors.pi_order(run.protocol, selectors.PROTOCOL_KEYS),
-    })
+    return page(
+        request,
+        "probes/run_detail.html",
+        {
+            "run": run,
+            "exchanges": run.exchanges.all(),
+            "tool_probe": selectors.pi_order(run.tool_probe, selectors.TOOL_PROBE_KEYS),
+            "protocol": selectors.pi_order(run.protocol, selectors.PROTOCOL_KEYS),
+        },
+    )
 
 
 @require_GET

@@ -16,19 +16,29 @@ from pi_dashboard.probes.models import FleetProbe, ProbeSchedule, SelectionKind,
 from pi_dashboard.probes.views.common import page, user_of
 
 
-def _schedules_page(request: HttpRequest, form: ScheduleForm, status: int = 200) -> HttpResponse:
+def _schedules_page(
+    request: HttpRequest, form: ScheduleForm, status: int = 200
+) -> HttpResponse:
     schedules = [(s, selectors.schedule_next_run(s)) for s in selectors.schedule_list()]
-    return page(request, "probes/schedule_list.html", {
-        "schedules": schedules, "form": form, "fleets": selectors.fleet_list()[:20],
-    }, status=status)
+    return page(
+        request,
+        "probes/schedule_list.html",
+        {
+            "schedules": schedules,
+            "form": form,
+            "fleets": selectors.fleet_list()[:20],
+        },
+        status=status,
+    )
 
 
 @require_http_methods(["GET", "POST"])
 @role_required(Role.VIEWER)
 def schedule_list(request: HttpRequest) -> HttpResponse:
     if request.method == "GET":
-        return _schedules_page(request, ScheduleForm(initial={"kind": "interval",
-                                                              "every_seconds": 3600}))
+        return _schedules_page(
+            request, ScheduleForm(initial={"kind": "interval", "every_seconds": 3600})
+        )
     return _save(request, None)
 
 
@@ -38,37 +48,58 @@ def schedule_edit(request: HttpRequest, schedule_id: int) -> HttpResponse:
     schedule = get_object_or_404(ProbeSchedule, pk=schedule_id)
     if request.method == "POST":
         return _save(request, schedule)
-    form = ScheduleForm(initial={
-        "name": schedule.name, "kind": schedule.kind, "every_seconds": schedule.every_seconds,
-        "cron": schedule.cron, "selection_kind": schedule.selection_kind,
-        "selection_value": schedule.selection_value, "jitter_seconds": schedule.jitter_seconds,
-        "is_paused": schedule.is_paused,
-    })
-    return page(request, "probes/schedule_form.html", {"form": form, "schedule": schedule})
+    form = ScheduleForm(
+        initial={
+            "name": schedule.name,
+            "kind": schedule.kind,
+            "every_seconds": schedule.every_seconds,
+            "cron": schedule.cron,
+            "selection_kind": schedule.selection_kind,
+            "selection_value": schedule.selection_value,
+            "jitter_seconds": schedule.jitter_seconds,
+            "is_paused": schedule.is_paused,
+        }
+    )
+    return page(
+        request, "probes/schedule_form.html", {"form": form, "schedule": schedule}
+    )
 
 
 def _save(request: HttpRequest, schedule: ProbeSchedule | None) -> HttpResponse:
     if not has_role(request.user, Role.OPERATOR):
-        return audit.refused_response(request, needed=Role.OPERATOR, view="schedule_save")
+        return audit.refused_response(
+            request, needed=Role.OPERATOR, view="schedule_save"
+        )
     form = ScheduleForm(request.POST)
     if form.is_valid():
         try:
-            with audited(request, "probes.schedule.save", name=form.cleaned_data["name"]):
-                saved = services.schedule_save(schedule=schedule, data=form.data_for_service(),
-                                               user=user_of(request))
+            with audited(
+                request, "probes.schedule.save", name=form.cleaned_data["name"]
+            ):
+                saved = services.schedule_save(
+                    schedule=schedule,
+                    data=form.data_for_service(),
+                    user=user_of(request),
+                )
             messages.success(request, f"Saved schedule {saved.name}.")
             return redirect("probes:schedules")
         except DomainError as exc:
             form.add_error(None, exc.detail)
     if schedule is not None:
-        return page(request, "probes/schedule_form.html", {"form": form, "schedule": schedule},
-                    status=400)
+        return page(
+            request,
+            "probes/schedule_form.html",
+            {"form": form, "schedule": schedule},
+            status=400,
+        )
     return _schedules_page(request, form, status=400)
 
 
 @require_POST
 @role_required(Role.OPERATOR)
-def schedule_pause(request: HttpRequest, schedule_id: int, paused: bool) -> HttpResponse:
+def schedule_pause(
+    request: HttpRequest, schedule_id: int, paused: bool
+) -> HttpResponse:
     schedule = get_object_or_404(ProbeSchedule, pk=schedule_id)
     action = "probes.schedule.pause" if paused else "probes.schedule.resume"
     with audited(request, action, schedule=schedule.pk):
@@ -81,7 +112,9 @@ def schedule_pause(request: HttpRequest, schedule_id: int, paused: bool) -> Http
 @role_required(Role.OPERATOR)
 def schedule_delete(request: HttpRequest, schedule_id: int) -> HttpResponse:
     schedule = get_object_or_404(ProbeSchedule, pk=schedule_id)
-    with audited(request, "probes.schedule.delete", schedule=schedule.pk, name=schedule.name):
+    with audited(
+        request, "probes.schedule.delete", schedule=schedule.pk, name=schedule.name
+    ):
         services.schedule_delete(schedule=schedule)
     messages.success(request, f"Deleted schedule {schedule.name}.")
     return redirect("probes:schedules")
@@ -91,13 +124,19 @@ def schedule_delete(request: HttpRequest, schedule_id: int) -> HttpResponse:
 @role_required(Role.OPERATOR)
 def fleet_start(request: HttpRequest) -> HttpResponse:
     """Probe the selected endpoints now (a schedule's selection, or all)."""
-    schedule = ProbeSchedule.objects.filter(pk=request.POST.get("schedule") or 0).first()
+    schedule = ProbeSchedule.objects.filter(
+        pk=request.POST.get("schedule") or 0
+    ).first()
     kind = schedule.selection_kind if schedule else SelectionKind.ALL
     value = schedule.selection_value if schedule else ""
     with audited(request, "probes.fleet_probe", selection=kind, value=value) as info:
         fleet = services.fleet_probe_start(
-            key=None, trigger=Trigger.FLEET, selection_kind=kind, selection_value=value,
-            schedule=schedule, user=user_of(request),
+            key=None,
+            trigger=Trigger.FLEET,
+            selection_kind=kind,
+            selection_value=value,
+            schedule=schedule,
+            user=user_of(request),
             jitter_seconds=schedule.jitter_seconds if schedule else 0,
         )
         info["fleet"] = fleet.pk
