@@ -1,16 +1,16 @@
 """Child processes of the demo: one agent per demo host, the scripted model server.
 
-They stay in the demo's process group, so stopping the demo's group (what the
-launcher does) stops them too; the demo also stops them itself on exit.
+Started like the launcher starts its own (a session each, and a parent-death signal),
+so none outlives the demo even if the demo is killed outright.
 """
 
-import contextlib
-import signal
 import subprocess
 import sys
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
+
+from pi_dashboard.launcher import procs
 
 RESTART_AFTER_SECONDS = 5.0
 
@@ -22,17 +22,13 @@ class Child:
     name: str
     argv: list[str]
     log: Path
-    env: dict[str, str] | None = None
     proc: subprocess.Popen[bytes] | None = None
     died_at: float | None = None
-    restarts: int = field(default=0)
 
     def start(self) -> None:
         self.log.parent.mkdir(parents=True, exist_ok=True)
         with self.log.open("ab") as out:
-            self.proc = subprocess.Popen(
-                self.argv, stdout=out, stderr=subprocess.STDOUT, env=self.env
-            )
+            self.proc = procs.spawn(self.argv, stdout=out)
         self.died_at = None
 
     def check(self) -> None:
@@ -48,27 +44,11 @@ class Child:
                 flush=True,
             )
         elif now - self.died_at >= RESTART_AFTER_SECONDS:
-            self.restarts += 1
             self.start()
-
-    def stop(self) -> None:
-        if self.proc is None or self.proc.poll() is not None:
-            return
-        self.proc.send_signal(signal.SIGTERM)
-        try:
-            self.proc.wait(10)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
 
 
 def stop_all(children: list[Child]) -> None:
-    for child in children:
-        with contextlib.suppress(ProcessLookupError):
-            if child.proc is not None and child.proc.poll() is None:
-                child.proc.send_signal(signal.SIGTERM)
-    for child in children:
-        child.stop()
+    procs.stop_all([c.proc for c in children if c.proc is not None], grace=10.0)
 
 
 def python_module(module: str, *args: str) -> list[str]:
