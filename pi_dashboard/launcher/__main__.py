@@ -99,18 +99,25 @@ def command_run(env: dict[str, str], port: int) -> int:
 
 
 def command_test(env: dict[str, str], pytest_args: list[str]) -> int:
+    """Lint, format check, type check and the suite; every step runs, so one
+    report shows all that is wrong."""
     env = {**env, "PI_DASHBOARD_DEV": "1"}
-    steps = [
-        [PY, "-m", "ruff", "check", "."],
-        [PY, "-m", "ruff", "format", "--check", "."],
-        [PY, "-m", "mypy", "pi_dashboard"],
-        [PY, "-m", "pytest", *pytest_args],
-    ]
-    for step in steps:
+    steps = {
+        "ruff check": [PY, "-m", "ruff", "check", "."],
+        "ruff format": [PY, "-m", "ruff", "format", "--check", "."],
+        "mypy": [PY, "-m", "mypy", "pi_dashboard"],
+        "pytest": [PY, "-m", "pytest", *pytest_args],
+    }
+    failed: dict[str, int] = {}
+    for name, step in steps.items():
         print(f"\n$ {' '.join(step[2:])}", flush=True)
         code = subprocess.run(step, env=env, cwd=ROOT).returncode
         if code != 0:
-            return code
+            failed[name] = code
+    if failed:
+        print(f"\nmake test: FAILED: {', '.join(failed)}", flush=True)
+        return next(iter(failed.values()))
+    print("\nmake test: all passed", flush=True)
     return 0
 
 
