@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 from django.contrib.auth.models import User
+from django.db import connection
 
 from pi_dashboard.agent.cli import main
 from pi_dashboard.agent.config import config_load
@@ -145,3 +146,51 @@ def test_a_revoked_token_is_a_clear_error(
     )
     assert proc.returncode == 5
     assert "rejected the agent token (unknown or revoked)" in proc.stderr
+
+
+def test_long_poll_picks_a_command_up_as_it_is_created(
+    live_server: Any,
+    issued: tuple[Agent, str],
+    tmp_path: Path,
+    amd_state: Path,
+    operator: User,
+) -> None:
+    import threading
+    import time
+
+    from pi_dashboard.agent.client import ApiClient
+    from pi_dashboard.agent.poller import CommandPoller
+    from pi_dashboard.agent.state import Contact
+
+    config = enroll(live_server, issued[1], tmp_path, amd_state)
+    impersonate_amd(config)
+    assert main(["once", "--config", str(config)]) == 0  # binds and ships
+    cfg = config_load(config)
+    cfg.data_dir.mkdir(parents=True, exist_ok=True)
+    poller = CommandPoller(
+        cfg=cfg,
+        client=ApiClient(cfg.server, cfg.token),
+        host_id=AMD,
+        contact=Contact(),
+        poll_interval=lambda: 2.0,
+    )
+
+    def create_soon() -> None:
+        time.sleep(1.0)
+        try:
+            control_services.command_create(
+                actor=operator, host=AMD, model="llamacpp/glm-4.6",
+                kind="reset_protocol", params={},
+            )  # fmt: skip
+        finally:
+            connection.close()  # this thread's own connection
+
+    creator = threading.Thread(target=create_soon)
+    started = time.monotonic()
+    creator.start()
+    handled = poller.poll_once(wait=10)
+    creator.join()
+    assert handled == 1
+    assert time.monotonic() - started < 6  # answered when the command appeared
+    store = json.loads((amd_state / "model-adaptation.json").read_text())
+    assert "protocol" not in store["hosts"][AMD]["llamacpp/glm-4.6"]["profile"]
