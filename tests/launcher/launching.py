@@ -2,7 +2,6 @@
 
 import contextlib
 import os
-import signal
 import subprocess
 import sys
 import uuid
@@ -13,7 +12,7 @@ import httpx
 import psycopg
 from django.conf import settings
 
-from tests.support.processes import ROOT
+from tests.support.processes import running
 
 
 def server_url(dbname: str) -> str:
@@ -43,24 +42,12 @@ def throwaway_database() -> Iterator[str]:
 def launcher(
     *, port: int, env: dict[str, str], log: Path
 ) -> Iterator[subprocess.Popen[bytes]]:
-    """The launcher in a process group of its own; killed if the test leaves it up."""
+    """`launcher run` with `env` on top of ours, stopped when the block ends."""
     child_env = {**os.environ, **env}
     child_env.pop("DJANGO_TEST_DB_NAME", None)
-    with log.open("wb") as out:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "pi_dashboard.launcher", "run", "--port", str(port)],
-            cwd=ROOT,
-            env=child_env,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
-        try:
-            yield proc
-        finally:
-            if proc.poll() is None:
-                os.killpg(proc.pid, signal.SIGKILL)
-                proc.wait()
+    argv = [sys.executable, "-m", "pi_dashboard.launcher", "run", "--port", str(port)]
+    with running(argv, env=child_env, log=log) as proc:
+        yield proc
 
 
 def page_ok(url: str) -> bool:
