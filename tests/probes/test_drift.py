@@ -32,7 +32,7 @@ def test_verdict_change_is_drift_and_is_notified(
         target="ops@example.test",
         is_enabled=True,
     )
-    endpoint = make_endpoint("drifting")
+    endpoint = make_endpoint("drifting", server_model="drifting#drift-test")
     probe(endpoint, "one")
     assert not Drift.objects.exists()  # a first verdict is not drift
     probe(endpoint, "two")

@@ -120,7 +120,8 @@ def test_unreachable_endpoint_retries_then_fails_without_verdict(
 def test_fleet_start_is_idempotent_and_summarises_changes(
     make_endpoint: Any, django_capture_on_commit_callbacks: Any
 ) -> None:
-    a = make_endpoint("drifting", tags=["blue"])
+    # A model id of its own: the server counts probes per model id.
+    a = make_endpoint("drifting", tags=["blue"], server_model="drifting#fleet-test")
     b = make_endpoint("native-correct", tags=["blue"])
     make_endpoint("empty", tags=["red"])
     kwargs: dict[str, Any] = {

@@ -134,7 +134,7 @@ def test_request_shape_follows_pi(make_endpoint: Any, model_server: Any) -> None
 @pytest.mark.django_db
 def test_k_trials_need_k_of_k(make_endpoint: Any) -> None:
     # `drifting` answers natively on every other read trial: k=2 can never pass it.
-    run = run_probe(make_endpoint("drifting", trials=2))
+    run = run_probe(make_endpoint("drifting", trials=2, server_model="drifting#k-test"))
     assert run.verdict != "native"
     assert run.exchanges.filter(kind="read-task").count() >= 1
 
