@@ -139,3 +139,10 @@ class AuditEntry(models.Model):
         return (
             f"{self.at:%Y-%m-%d %H:%M} {self.actor_label} {self.action} {self.outcome}"
         )
+
+    @property
+    def summary(self) -> str:
+        """One line for lists: why it was refused, else what was done."""
+        from pi_dashboard.control.describe import audit_summary
+
+        return audit_summary(action=self.action, detail=self.detail)

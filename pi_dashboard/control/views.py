@@ -54,12 +54,8 @@ def command_status(request: HttpRequest, command_id: uuid.UUID) -> HttpResponse:
         raise Http404(missing.detail) from missing
     if _wants_partial(request):
         status = HTMX_STOP_POLLING if command.is_settled else 200
-        return render(
-            request,
-            "control/_command_status.html",
-            {"command": command},
-            status=status,
-        )
+        context = {"command": command, "hide_link": "hide_link" in request.GET}
+        return render(request, "control/_command_status.html", context, status=status)
     trail = command.audit.select_related("host", "model").order_by("at", "id")
     return render(
         request,

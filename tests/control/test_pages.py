@@ -196,3 +196,23 @@ def test_viewer_cannot_use_agent_ack_or_create(browser, fleet):
     refused = AuditEntry.objects.get(outcome="refused")
     assert refused.actor_label == "vera-viewer"
     assert not Command.objects.exists()
+
+
+def test_audit_page_says_what_happened(browser, fleet, operator, amd_agent):
+    command = remove(operator)
+    services.commands_pull(agent=amd_agent[0], wait_seconds=0)
+    services.command_ack(
+        agent=amd_agent[0],
+        command_id=command.pk,
+        status="failed",
+        result={"removed": False, "via": "file"},
+        detail="lock held by pid 4242",
+    )
+    html = browser.get("/audit/").content.decode()
+    assert "failed · removed false · lock held by pid 4242" in html
+    assert "agent:amd-box" in html
+    assert "remove rule jsonStringParse" in html
+    trail = browser.get(f"/commands/{command.pk}/status/").content.decode()
+    state_card, audit_trail = trail.split("Audit trail")
+    assert "lock held by pid 4242" in state_card
+    assert "failed · removed false · lock held by pid 4242" in audit_trail
