@@ -104,7 +104,7 @@ def _commands_claim(*, agent: Agent, host_id: int) -> list[Command]:
             host_id=c.host_id,
             model_id=c.model_id,
             command=c,
-            detail={"kind": c.kind, "agent": str(agent.pk)},
+            detail={"kind": c.kind, "params": c.params, "agent": str(agent.pk)},
         )
         for c in pending
     )
@@ -221,6 +221,7 @@ def _ack_audit(*, agent: Agent, command: Command, detail: str, repeated: bool) -
         command=command,
         detail={
             "kind": command.kind,
+            "params": command.params,
             "status": command.state,
             "result": command.result,
             "detail": detail[:2000],
@@ -274,7 +275,12 @@ def commands_expire(*, ids: list[uuid.UUID] | None = None) -> int:
             host_id=c.host_id,
             model_id=c.model_id,
             command=c,
-            detail={"kind": c.kind, "was": c.state, "expires_at": str(c.expires_at)},
+            detail={
+                "kind": c.kind,
+                "params": c.params,
+                "was": c.state,
+                "expires_at": str(c.expires_at),
+            },
         )
         for c in rows
     )
