@@ -174,25 +174,11 @@ def _command_ack(
         .select_related("host", "model")
         .get(pk=command_id)
     )
-    if command.state == CommandState.EXPIRED:
-        raise CommandExpired(
-            f"Command {command.pk} expired at {command.expires_at:%Y-%m-%d %H:%M:%S} "
-            "UTC; it must not be applied any more."
-        )
-    if command.is_terminal:
-        if command.state == status:
-            _ack_audit(agent=agent, command=command, detail=detail, repeated=True)
-            return command
-        raise Conflict(
-            f"Command {command.pk} was already acked as {command.state}.",
-            code="already_acked",
-        )
+    _check_ackable(command=command, status=status)
+    if command.is_terminal:  # the same ack again: harmless, nothing changes
+        _ack_audit(agent=agent, command=command, detail=detail, repeated=True)
+        return command
     now = timezone.now()
-    if command.expires_at <= now:
-        raise CommandExpired(
-            f"Command {command.pk} expired at {command.expires_at:%Y-%m-%d %H:%M:%S} "
-            "UTC, before this ack arrived."
-        )
     command.state = status
     command.finished_at = now
     command.result = result
@@ -204,6 +190,24 @@ def _command_ack(
     if status == CommandState.APPLIED:
         _confirm_from_current_entry(command=command)
     return command
+
+
+def _check_ackable(*, command: Command, status: str) -> None:
+    """Refuse an ack of an expired command, or one contradicting an earlier ack."""
+    deadline = f"{command.expires_at:%Y-%m-%d %H:%M:%S} UTC"
+    if command.state == CommandState.EXPIRED:
+        raise CommandExpired(
+            f"Command {command.pk} expired at {deadline}; it must not be applied."
+        )
+    if command.is_terminal and command.state != status:
+        raise Conflict(
+            f"Command {command.pk} was already acked as {command.state}.",
+            code="already_acked",
+        )
+    if command.is_open and command.expires_at <= timezone.now():
+        raise CommandExpired(
+            f"Command {command.pk} expired at {deadline}, before this ack arrived."
+        )
 
 
 def _ack_audit(*, agent: Agent, command: Command, detail: str, repeated: bool) -> None:
