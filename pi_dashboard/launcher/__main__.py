@@ -149,7 +149,10 @@ def parse_args() -> argparse.Namespace:
 
 def main() -> int:
     args = parse_args()
+    # SIGINT too: a launcher started from a script may inherit SIGINT ignored, and
+    # Ctrl-C must still stop everything.
     signal.signal(signal.SIGTERM, raise_interrupt)
+    signal.signal(signal.SIGINT, raise_interrupt)
     VAR.mkdir(exist_ok=True)
     try:
         with services(VAR) as started:
