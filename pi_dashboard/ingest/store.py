@@ -11,6 +11,7 @@ from collections.abc import Iterable, Sequence
 from datetime import datetime
 from typing import Any
 
+import psycopg
 from django.db import connection
 
 from pi_dashboard.fleet.models import Model
@@ -19,7 +20,7 @@ RollupCell = tuple[datetime, int | None, str, str]  # bucket, model id, dimensio
 
 _MODEL_INSERT = """
 INSERT INTO fleet_model (key, provider, model_id)
-SELECT k, p, m FROM unnest(%s::text[], %s::text[], %s::text[]) AS u(k, p, m)
+SELECT k, p, m FROM unnest(%b::text[], %b::text[], %b::text[]) AS u(k, p, m)
 ORDER BY k
 ON CONFLICT (key) DO NOTHING
 """
@@ -28,10 +29,10 @@ _EVENT_INSERT = """
 INSERT INTO ingest_eventrecord (host_id, model_id, content_hash, kind, ts, session_id,
     record_id, tool, outcome, phase, failure_code, is_text_protocol, payload, original,
     received_at)
-SELECT %s, m, h, k, t, s, r, tl, o, p, f, tp, pl::jsonb, og, now()
-FROM unnest(%s::bigint[], %s::bytea[], %s::text[], %s::timestamptz[], %s::text[],
-    %s::text[], %s::text[], %s::text[], %s::text[], %s::text[], %s::boolean[],
-    %s::text[], %s::text[]) AS u(m, h, k, t, s, r, tl, o, p, f, tp, pl, og)
+SELECT %b::bigint, m, h, k, t, s, r, tl, o, p, f, tp, pl::jsonb, og, now()
+FROM unnest(%b::bigint[], %b::bytea[], %b::text[], %b::timestamptz[], %b::text[],
+    %b::text[], %b::text[], %b::text[], %b::text[], %b::text[], %b::boolean[],
+    %b::text[], %b::text[]) AS u(m, h, k, t, s, r, tl, o, p, f, tp, pl, og)
 ON CONFLICT (host_id, content_hash) DO NOTHING
 RETURNING content_hash
 """
@@ -39,9 +40,9 @@ RETURNING content_hash
 _CORPUS_INSERT = """
 INSERT INTO ingest_corpusrecord (host_id, model_id, content_hash, kind, ts, tool, state,
     phase, failure_code, reason, payload, original, received_at)
-SELECT %s, m, h, k, t, tl, st, p, f, r, pl::jsonb, og, now()
-FROM unnest(%s::bigint[], %s::bytea[], %s::text[], %s::timestamptz[], %s::text[],
-    %s::text[], %s::text[], %s::text[], %s::text[], %s::text[], %s::text[])
+SELECT %b::bigint, m, h, k, t, tl, st, p, f, r, pl::jsonb, og, now()
+FROM unnest(%b::bigint[], %b::bytea[], %b::text[], %b::timestamptz[], %b::text[],
+    %b::text[], %b::text[], %b::text[], %b::text[], %b::text[], %b::text[])
     AS u(m, h, k, t, tl, st, p, f, r, pl, og)
 ON CONFLICT (host_id, content_hash) DO NOTHING
 RETURNING content_hash
@@ -50,8 +51,8 @@ RETURNING content_hash
 _STATS_UPSERT = """
 INSERT INTO ingest_sessionstats (host_id, session_id, last_record_sequence, document,
     original, received_at)
-SELECT %s, s, q, d::jsonb, og, now()
-FROM unnest(%s::text[], %s::bigint[], %s::text[], %s::text[]) AS u(s, q, d, og)
+SELECT %b::bigint, s, q, d::jsonb, og, now()
+FROM unnest(%b::text[], %b::bigint[], %b::text[], %b::text[]) AS u(s, q, d, og)
 ON CONFLICT (host_id, session_id) DO UPDATE
 SET last_record_sequence = EXCLUDED.last_record_sequence,
     document = EXCLUDED.document, original = EXCLUDED.original,
@@ -62,12 +63,24 @@ RETURNING session_id
 
 _ROLLUP_UPSERT = """
 INSERT INTO ingest_rollup (bucket, host_id, model_id, dimension, key, count)
-SELECT b, %s, m, d, k, c
-FROM unnest(%s::timestamptz[], %s::bigint[], %s::text[], %s::text[], %s::bigint[])
+SELECT b, %b::bigint, m, d, k, c
+FROM unnest(%b::timestamptz[], %b::bigint[], %b::text[], %b::text[], %b::bigint[])
     AS u(b, m, d, k, c)
 ON CONFLICT (bucket, host_id, model_id, dimension, key)
 DO UPDATE SET count = ingest_rollup.count + EXCLUDED.count
 """
+
+
+def _execute(sql: str, params: list[Any]) -> list[tuple[Any, ...]]:
+    """Run `sql` on Django's connection (same transaction) with binary parameters.
+
+    Django's cursor binds client-side, quoting every array element in Python, which
+    costs more than the insert itself; psycopg's own cursor sends the arrays binary.
+    """
+    connection.ensure_connection()
+    with psycopg.Cursor(connection.connection) as cursor:
+        cursor.execute(sql, params)
+        return cursor.fetchall() if cursor.description else []
 
 
 def columns(rows: Sequence[Sequence[Any]], width: int) -> list[list[Any]]:
@@ -82,14 +95,16 @@ def models_ensure(keys: Iterable[str]) -> dict[str, int]:
     wanted = sorted(set(keys))
     if not wanted:
         return {}
-    # Split at the FIRST '/': the model id may hold more slashes (reference §0.3).
-    provider = [key.partition("/")[0] for key in wanted]
-    model_id = [key.partition("/")[2] for key in wanted]
-    with connection.cursor() as cursor:
-        cursor.execute(_MODEL_INSERT, [wanted, provider, model_id])
-    # A separate statement, so that keys another transaction just committed are seen.
-    found = Model.objects.filter(key__in=wanted).values_list("key", "id")
-    return dict(found)
+    found = dict(Model.objects.filter(key__in=wanted).values_list("key", "id"))
+    missing = [key for key in wanted if key not in found]
+    if missing:
+        # Split at the FIRST '/': the model id may hold more slashes (reference §0.3).
+        provider = [key.partition("/")[0] for key in missing]
+        model_id = [key.partition("/")[2] for key in missing]
+        _execute(_MODEL_INSERT, [missing, provider, model_id])
+        # A separate statement, so that keys another transaction committed are seen.
+        found.update(Model.objects.filter(key__in=missing).values_list("key", "id"))
+    return found
 
 
 def events_insert(host_id: int, rows: list[tuple[Any, ...]]) -> set[bytes]:
@@ -107,9 +122,8 @@ def _insert_returning(
     if not rows:
         return set()
     rows = sorted(rows, key=lambda row: row[1])  # by content hash: stable lock order
-    with connection.cursor() as cursor:
-        cursor.execute(sql, [host_id, *columns(rows, width)])
-        return {bytes(row[0]) for row in cursor.fetchall()}
+    returned = _execute(sql, [host_id, *columns(rows, width)])
+    return {bytes(row[0]) for row in returned}
 
 
 def stats_upsert(host_id: int, rows: list[tuple[str, int, str, str]]) -> set[str]:
@@ -117,9 +131,7 @@ def stats_upsert(host_id: int, rows: list[tuple[str, int, str, str]]) -> set[str
     if not rows:
         return set()
     rows = sorted(rows)
-    with connection.cursor() as cursor:
-        cursor.execute(_STATS_UPSERT, [host_id, *columns(rows, 4)])
-        return {row[0] for row in cursor.fetchall()}
+    return {row[0] for row in _execute(_STATS_UPSERT, [host_id, *columns(rows, 4)])}
 
 
 def rollups_add(host_id: int, counts: dict[RollupCell, int]) -> None:
@@ -131,5 +143,4 @@ def rollups_add(host_id: int, counts: dict[RollupCell, int]) -> None:
     )
     # Plain str: psycopg would dump a str Enum (Dimension) by its name, not its value.
     rows = [(b, m, str(d), str(k), count) for (b, m, d, k), count in cells]
-    with connection.cursor() as cursor:
-        cursor.execute(_ROLLUP_UPSERT, [host_id, *columns(rows, 5)])
+    _execute(_ROLLUP_UPSERT, [host_id, *columns(rows, 5)])

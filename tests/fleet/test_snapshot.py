@@ -2,6 +2,7 @@
 
 import copy
 import json
+from datetime import UTC, datetime
 from typing import Any
 
 import pytest
@@ -128,7 +129,7 @@ def test_history_of_rules_probe_and_calibration(agent: AgentClient) -> None:
     del second["profile"]["teachStats"]["z"]
     response = agent.snapshot(store(second)).json()
     assert response["status"] == "stored" and response["changes"] == 8
-    changes = set(kinds(at__gte="2026-07-02"))
+    changes = set(kinds(at__gte=datetime(2026, 7, 2, tzinfo=UTC)))
     assert {
         ("rule_refired", "a"),
         ("rule_removed", "b"),

@@ -248,6 +248,20 @@ def test_shared_store_with_every_host(db: None, pi_fixtures: Path, viewer: Any) 
         host = Host.objects.get(pi_id=host_id)
         expected = (pi_fixtures / host_id / "toolhealth.store-only.txt").read_text()
         assert toolhealth.toolhealth_render(host=host, now=NOW) == expected
+    reader = Client()
+    reader.force_login(viewer)
+    models = {m["key"]: m for m in reader.get("/api/v1/models").json()}
+    assert models["openrouter/deepseek/deepseek-v3.2"]["host_count"] == 2
+    detail = reader.get("/api/v1/models/openrouter/deepseek/deepseek-v3.2").json()
+    assert (
+        detail["provider"] == "openrouter"
+        and detail["model_id"] == "deepseek/deepseek-v3.2"
+    )
+    assert sorted(h["host"] for h in detail["hosts"]) == [
+        h for h in HOSTS if not h.startswith("apple")
+    ]
+    hosts = reader.get("/api/v1/hosts").json()
+    assert [h["id"] for h in hosts] == HOSTS and hosts[0]["hostnames"] == ["box"]
     # Each host's own file is the same slice: nothing changes.
     for host_id in HOSTS:
         again = agent.snapshot(
