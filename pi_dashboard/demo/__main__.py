@@ -44,7 +44,7 @@ def main() -> int:
     from pi_dashboard.demo import setup, supervisor
     from pi_dashboard.launcher.services import free_port
 
-    if args.if_empty and not setup.fleet_is_empty_or_demo(args.var):
+    if args.if_empty and not setup.fleet_is_empty_or_demo():
         print("demo: the database already has real hosts; no demo", flush=True)
         return 0
     options = supervisor.Options(

@@ -3,8 +3,6 @@
 Everything goes through the owning apps' services, as any other caller would.
 """
 
-from pathlib import Path
-
 from django.db import transaction
 
 from pi_dashboard.demo.shift import host_ids
@@ -31,9 +29,12 @@ ENDPOINTS = (
 )
 
 
-def fleet_is_empty_or_demo(var_dir: Path) -> bool:
-    """True when every host in the database is a demo host (or there is none)."""
-    del var_dir  # the manifest decides resume vs rebuild; see supervisor.prepare
+def fleet_is_empty_or_demo() -> bool:
+    """True when every host in the database is a demo host (or there is none).
+
+    Whether to resume or rebuild the demo is the manifest's business
+    (`supervisor.prepare`).
+    """
     return not Host.objects.exclude(pi_id__in=host_ids()).exists()
 
 
