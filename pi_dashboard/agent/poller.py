@@ -27,6 +27,7 @@ class CommandPoller:
         host_id: str,
         contact: Contact,
         poll_interval: Callable[[], float],
+        command_gate: "threading.Lock | None" = None,
     ) -> None:
         self.cfg, self.client, self.host_id = cfg, client, host_id
         self.contact = contact
@@ -34,6 +35,21 @@ class CommandPoller:
         self.outbox = AckOutbox(cfg.data_dir)
         self.backoff = Backoff(base=1.0, cap=60.0)
         self.fatal: Unauthorized | None = None
+        self._nudged = threading.Event()
+        self.command_gate = command_gate or threading.Lock()
+
+    def nudge(self) -> None:
+        """The server answers again: stop backing off and poll now."""
+        self._nudged.set()
+
+    def _pause(self, stop: threading.Event, seconds: float) -> None:
+        deadline = time.monotonic() + seconds
+        while not stop.is_set() and not self._nudged.is_set():
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                return
+            self._nudged.wait(min(remaining, 0.5))
+        self._nudged.clear()  # one early retry per nudge, never a busy loop
 
     def poll_once(self, *, wait: int = 0) -> int:
         """Flush unsent acks, pull commands, apply and ack them; return how many."""
@@ -48,6 +64,10 @@ class CommandPoller:
         return len(commands)
 
     def handle(self, cmd: dict[str, Any]) -> Ack:
+        with self.command_gate:  # no snapshot is shipped between apply and ack
+            return self._handle(cmd)
+
+    def _handle(self, cmd: dict[str, Any]) -> Ack:
         command_id = str(cmd.get("id"))
         ack = self.outbox.get(command_id)
         if ack is None:  # never seen: apply (a redelivered one is only re-acked)
@@ -90,12 +110,13 @@ class CommandPoller:
                 return
             except (ServerUnreachable, ServerError) as exc:
                 self.contact.failed(str(exc))
-                stop.wait(self.backoff.next_delay(getattr(exc, "retry_after", None)))
+                retry_after = getattr(exc, "retry_after", None)
+                self._pause(stop, self.backoff.next_delay(retry_after))
                 continue
             except Exception:
                 # A bug must not silently end command handling for good.
                 log.exception("command poll failed")
-                stop.wait(self.backoff.next_delay())
+                self._pause(stop, self.backoff.next_delay())
                 continue
             elapsed = time.monotonic() - started
             stop.wait(max(0.0, self.poll_interval() - elapsed))

@@ -105,7 +105,9 @@ class Agent:
             host_id=self.fingerprint.id,
             contact=self.state.contact,
             poll_interval=lambda: self.shipper.poll_interval,
+            command_gate=self.shipper.command_gate,
         )
+        self.shipper.on_reconnect = self.poller.nudge
 
     def close(self) -> None:
         self.shipper._save()
@@ -157,4 +159,5 @@ class Agent:
                 f"{self.state.contact.last_error}; {len(self.shipper.spool)} "
                 f"batch(es) spooled in {self.shipper.spool.directory} for the next run"
             )
-        self.poller.poll_once(wait=0)
+        if self.poller.poll_once(wait=0):
+            self.shipper.tick()  # the store as the commands left it

@@ -8,7 +8,9 @@ is drained oldest first, before anything new, so the server sees pi's order.
 
 import gzip
 import logging
+import threading
 import time
+from collections.abc import Callable
 from typing import Any
 
 from pi_dashboard.agent import AGENT_VERSION
@@ -81,6 +83,8 @@ class Shipper:
         self.retry_at = 0.0
         self.heartbeat_due = 0.0
         self.poll_interval = 2.0
+        self.on_reconnect: Callable[[], None] | None = None
+        self.command_gate = threading.Lock()  # held by the poller from apply to ack
 
     # -- the pass -------------------------------------------------------------------
 
@@ -103,6 +107,7 @@ class Shipper:
             self._went_offline(exc)
             return
         self.state.contact.ok()
+        self._back_online()
         self.heartbeat_due = time.monotonic() + self.cfg.knob("heartbeat_interval")
         if isinstance(resp, dict) and isinstance(
             resp.get("poll_interval"), int | float
@@ -151,12 +156,20 @@ class Shipper:
             raise
 
     def _collect_snapshot(self) -> None:
-        found = self.snapshot.poll()
-        if found is not None:
-            data, digest = found
-            self._deliver("snapshot", data)
-            self.snapshot.commit(digest)
-            self._save()
+        # Not while a command is being applied and acked: the server confirms a
+        # command from the first snapshot after its ack, so that snapshot must
+        # come after the ack (the next pass ships it).
+        if not self.command_gate.acquire(blocking=False):
+            return
+        try:
+            found = self.snapshot.poll()
+            if found is not None:
+                data, digest = found
+                self._deliver("snapshot", data)
+                self.snapshot.commit(digest)
+                self._save()
+        finally:
+            self.command_gate.release()
 
     def _collect_stats(self) -> None:
         for chunk in _chunks(self.stats.poll()):
@@ -199,14 +212,15 @@ class Shipper:
             self.state.bump("spool_dropped_batches", dropped)
 
     def _drain(self) -> None:
-        log.info("server reachable: sending %d spooled batch(es)", len(self.spool))
+        sent = 0
         while (item := self.spool.oldest()) is not None:
             try:
                 self._send(item.kind, item.read())
             except Retryable:
                 return
             self.spool.remove(item)
-        self.backoff.reset()
+            sent += 1
+        log.info("spool drained: %d batch(es) delivered", sent)
 
     def _send(self, kind: str, gz: bytes, *, rebound: bool = False) -> None:
         """POST one batch; raise Retryable if it must wait; drop it if refused."""
@@ -233,7 +247,7 @@ class Shipper:
             self.state.bump("batches_refused")
             return None
         self.state.contact.ok(shipped=True)
-        self.backoff.reset()
+        self._back_online()
         self._count(kind, resp.data)
         return None
 
@@ -261,6 +275,12 @@ class Shipper:
                 data["rejected"],
                 bad[:1],
             )
+
+    def _back_online(self) -> None:
+        if self.backoff.failures:
+            self.backoff.reset()
+            if self.on_reconnect is not None:
+                self.on_reconnect()  # e.g. cut the command poller's backoff short
 
     def _went_offline(self, exc: Exception) -> None:
         retry_after = getattr(exc, "retry_after", None)

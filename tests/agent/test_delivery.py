@@ -223,3 +223,18 @@ def test_a_failed_spool_write_loses_nothing(
         "snapshot", "events", "corpus", "stats"
     ]  # fmt: skip
     assert shipper.tailers["events"].bytes_behind() == 0
+
+
+def test_no_snapshot_is_shipped_between_applying_a_command_and_its_ack(
+    serve: Callable[..., Stub],
+    make_config: Callable[..., AgentConfig],
+    amd_state: Path,
+) -> None:
+    stub = serve(ok)
+    shipper = shipper_for(make_config(server=stub.url, state_dir=amd_state))
+    with shipper.command_gate:  # the command poller is between apply and ack
+        shipper.tick()
+    assert "/ingest/snapshot" not in stub.paths()
+    assert "/ingest/events" in stub.paths()
+    shipper.tick()  # the next pass ships the store as the command left it
+    assert stub.paths().count("/ingest/snapshot") == 1
