@@ -23,6 +23,7 @@ from pi_dashboard.fleet.pages.failures import FAILURE_RATE_HELP, Counts, counts_
 from pi_dashboard.fleet.pages.overview import overview_build
 from pi_dashboard.fleet.pages.ranges import range_from_request
 from pi_dashboard.ingest.models import Dimension
+from pi_dashboard.probes import selectors as probe_selectors
 
 OUTCOME_CHOICES = ["repaired", "bounced", "failed", "rejected"]
 SORT_CHOICES = [
@@ -37,7 +38,7 @@ SORT_CHOICES = [
 def wants_partial(request: HttpRequest) -> bool:
     """htmx asks for the page's live part (each page has one named partial)."""
     htmx = getattr(request, "htmx", None)
-    return bool(htmx) and not htmx.boosted
+    return htmx is not None and bool(htmx) and not htmx.boosted
 
 
 def partial_name(request: HttpRequest, template: str, partial: str) -> str:
@@ -125,8 +126,22 @@ def model_detail(request: HttpRequest, key: str) -> HttpResponse:
             ),
         ],
         open_commands=list(detail.open_commands(model=model)),
+        **server_probes(model, runs=False),
     )
     return render(request, "fleet/model_detail.html", ctx)
+
+
+def server_probes(model: Model, *, runs: bool) -> dict[str, Any]:
+    """The probes app's view of this model: endpoint verdicts, drift, recent runs."""
+    return {
+        "server_probes": probe_selectors.latest_verdicts([model.key])[model.key],
+        "drift": probe_selectors.drift_for_models([model.key])[model.key],
+        "probe_runs": list(
+            probe_selectors.run_list().filter(endpoint__model_key=model.key)[:10]
+        )
+        if runs
+        else [],
+    }
 
 
 def chart(tr: Any, model: Model, dimension: Dimension) -> dict[str, Any]:
@@ -214,5 +229,6 @@ def host_model_detail(request: HttpRequest, host_id: str, key: str) -> HttpRespo
         ),
         event_options=hm_pages.event_filter_options(hm),
         recent_commands=detail.recent_commands(host=hm.host, model=hm.model),
+        **server_probes(hm.model, runs=True),
     )
     return render(request, "fleet/host_model_detail.html", ctx)

@@ -52,7 +52,9 @@ def new_page(browser: Any) -> Iterator[Any]:
     contexts = []
 
     def make(**options: Any) -> Any:
-        context = browser.new_context(viewport={"width": 1400, "height": 900}, **options)
+        context = browser.new_context(
+            viewport={"width": 1400, "height": 900}, **options
+        )
         context.set_default_timeout(15_000)
         contexts.append(context)
         return context.new_page()

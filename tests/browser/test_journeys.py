@@ -107,6 +107,7 @@ def test_operator_removes_a_rule_and_sees_it_confirmed(
         status = page.locator("#action-results .command-status .badge").first
         expect(status).to_have_text(re.compile("pending|delivered|applied|confirmed"))
         expect(status).to_have_text("confirmed", timeout=60_000)
+        screenshot(page, "host-model-rule-removed-confirmed")
         assert agent.poll() is None, log.read_text()[-3000:]
 
     command = Command.objects.get(kind="remove_rule")
@@ -114,9 +115,7 @@ def test_operator_removes_a_rule_and_sees_it_confirmed(
     assert command.confirmed_at is not None
     assert command.params == {"mode": MODE}
     assert MODE not in store_rules(state, AMD, MODEL)
-    assert AuditEntry.objects.filter(
-        command=command, outcome=AuditOutcome.OK
-    ).exists()
+    assert AuditEntry.objects.filter(command=command, outcome=AuditOutcome.OK).exists()
 
 
 def test_viewer_sees_no_actions_and_a_direct_post_is_refused(
@@ -132,7 +131,9 @@ def test_viewer_sees_no_actions_and_a_direct_post_is_refused(
     page.goto(f"{live_server.url}/hosts/{AMD}/models/{MODEL}/")
     expect(page.get_by_role("heading", level=1)).to_have_text(MODEL)
     expect(page.locator("#rules-h")).to_be_visible()
-    expect(page.get_by_role("button", name=re.compile("Remove|Reset|Probe"))).to_have_count(0)
+    expect(
+        page.get_by_role("button", name=re.compile("Remove|Reset|Probe"))
+    ).to_have_count(0)
     expect(page.locator("dialog")).to_have_count(0)
 
     csrf = next(c["value"] for c in page.context.cookies() if c["name"] == "csrftoken")

@@ -17,7 +17,6 @@ from django.utils import timezone
 from pi_dashboard.fleet.models import Agent, Host, HostModel, Model
 from pi_dashboard.ingest.models import Dimension, EventRecord, Rollup
 
-STORE = Path(__file__).resolve().parents[2].parent / "shared/fixtures/pi-host"
 AMD = "amd-ryzen-9-7950x-16-core-processor-32c-64g"
 XEON = "intel-r-xeon-r-gold-6338-cpu-2-00ghz-128c-512g"
 
@@ -95,8 +94,13 @@ def add_event(hm: HostModel, i: int, **fields: Any) -> EventRecord:
 
 
 @pytest.fixture
-def fleet(db: None) -> dict[str, HostModel]:
-    store = json.loads((STORE / "model-adaptation.json").read_text())
+def fleet(db: None, pi_fixtures: Path) -> dict[str, HostModel]:
+    return seed_fleet(pi_fixtures)
+
+
+def seed_fleet(pi_fixtures: Path) -> dict[str, HostModel]:
+    """The fixture store's three hosts, plus one agent (with a hostname) on AMD."""
+    store = json.loads((pi_fixtures / "model-adaptation.json").read_text())
     made = seed_store(store)
     Agent.objects.create(
         name="amd-agent",
@@ -264,7 +268,7 @@ def test_model_page_query_count_is_constant(
 ):
     login(client, viewer)
     url = "/models/openai/gpt-5.1/"
-    with django_assert_max_num_queries(12):
+    with django_assert_max_num_queries(13):
         client.get(url)
     model = Model.objects.get(key="openai/gpt-5.1")
     entry = fleet[f"{AMD}|openai/gpt-5.1"].entry
@@ -274,7 +278,7 @@ def test_model_page_query_count_is_constant(
         Agent.objects.create(
             name=f"a{i}", token_prefix="x", token_hash=f"{i + 1:064d}", host=host
         )
-    with django_assert_max_num_queries(12):
+    with django_assert_max_num_queries(13):
         body = client.get(url).content.decode()
     assert "bulk-14" in body
 

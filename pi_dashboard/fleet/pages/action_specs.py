@@ -133,7 +133,7 @@ def remove_everywhere_spec(model: Model, mode: str, host_ids: list[str]) -> Acti
     listed = ", ".join(host_ids)
     return ActionSpec(
         dom_id=dom_id("everywhere", model.key, mode),
-        label=f"Remove on all {len(host_ids)}",
+        label="Remove on every host",
         title=f"Remove the {mode} rule on every host?",
         what=[
             f"Removes the standing rule {mode} for {model.key} on "

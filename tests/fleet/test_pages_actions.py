@@ -1,0 +1,166 @@
+"""Operator actions from the pages: buttons by role, POSTs, refusals, live status."""
+
+import pytest
+
+from pi_dashboard.control.models import AuditEntry, AuditOutcome, Command
+from tests.fleet.test_pages import AMD, XEON, login, seed_fleet
+
+MODEL = "openai/gpt-5.1"
+PAGE = f"/hosts/{AMD}/models/{MODEL}/"
+
+
+@pytest.fixture
+def fleet(db, pi_fixtures):
+    return seed_fleet(pi_fixtures)
+
+
+def test_operator_sees_actions_with_exact_confirmation_text(client, operator, fleet):
+    body = login(client, operator).get(PAGE).content.decode()
+    assert "Remove…" in body
+    assert "Remove and forget…" in body
+    assert "Probe now…" in body
+    assert (
+        f"Removes the standing rule numberFromString for {MODEL} on host {AMD} "
+        "(maria-workstation)." in body
+    )
+    assert "clears the numberFromString teach statistics" in body
+    # No calibration on this host × model: nothing to reset.
+    assert "Reset calibration…" not in body
+    xeon = client.get(f"/hosts/{XEON}/models/llamacpp/glm-4.6/").content.decode()
+    assert "Reset calibration…" in xeon
+    assert "Reset and re-probe…" in xeon
+
+
+def test_viewer_sees_no_action_buttons(client, viewer, fleet):
+    login(client, viewer)
+    for url in (PAGE, f"/models/{MODEL}/", f"/hosts/{XEON}/models/llamacpp/glm-4.6/"):
+        body = client.get(url).content.decode()
+        assert "<dialog" not in body
+        assert "data-dialog-open" not in body
+
+
+def test_viewer_post_is_refused_and_audited(client, viewer, fleet):
+    response = login(client, viewer).post(
+        "/actions/remove-rule/",
+        {"host": AMD, "model": MODEL, "mode": "numberFromString"},
+    )
+    assert response.status_code == 403
+    entry = AuditEntry.objects.get()
+    assert entry.outcome == AuditOutcome.REFUSED
+    assert entry.actor_label == viewer.username
+    assert not Command.objects.exists()
+
+
+def test_anonymous_post_goes_to_login(client, fleet):
+    response = client.post("/actions/probe/", {"host": AMD, "model": MODEL})
+    assert response.status_code == 302
+    assert "/login/" in response["Location"]
+    assert not Command.objects.exists()
+
+
+def test_remove_rule_htmx_shows_live_command_status(client, operator, fleet):
+    response = login(client, operator).post(
+        "/actions/remove-rule/",
+        {"host": AMD, "model": MODEL, "mode": "numberFromString", "also": "on"},
+        HTTP_HX_REQUEST="true",
+    )
+    body = response.content.decode()
+    assert response.status_code == 200
+    commands = list(Command.objects.order_by("created_at"))
+    assert [c.kind for c in commands] == ["remove_rule", "forget_mode"]
+    assert all(c.params == {"mode": "numberFromString"} for c in commands)
+    assert "Sent 2 commands" in body
+    for command in commands:
+        assert f'hx-get="/commands/{command.pk}/status/"' in body
+    assert 'class="badge badge-pending"' in body
+    assert "<html" not in body
+
+
+def test_remove_rule_without_htmx_redirects_with_a_message(client, operator, fleet):
+    response = login(client, operator).post(
+        "/actions/remove-rule/",
+        {"host": AMD, "model": MODEL, "mode": "jsonStringParse"},
+        follow=True,
+    )
+    body = response.content.decode()
+    assert response.redirect_chain[-1][0] == PAGE
+    assert f"Sent 1 command: remove rule on {AMD}" in body
+    command = Command.objects.get()
+    # The page lists the command with its live status.
+    assert f'id="command-{command.pk}"' in body
+
+
+def test_refused_action_shows_the_services_message(client, operator, fleet):
+    response = login(client, operator).post(
+        "/actions/remove-rule/",
+        {"host": AMD, "model": MODEL, "mode": "noSuchMode"},
+        HTTP_HX_REQUEST="true",
+    )
+    body = response.content.decode()
+    assert response.status_code == 200
+    assert "Not sent." in body
+    assert "noSuchMode" in body
+    assert not Command.objects.exists()
+    assert AuditEntry.objects.filter(outcome=AuditOutcome.REFUSED).exists()
+
+
+def test_reset_and_reprobe_creates_both_commands(client, operator, fleet):
+    login(client, operator).post(
+        "/actions/reset-protocol/",
+        {"host": XEON, "model": "llamacpp/glm-4.6", "also": "on"},
+        HTTP_HX_REQUEST="true",
+    )
+    kinds = list(Command.objects.order_by("created_at").values_list("kind", flat=True))
+    assert kinds == ["reset_protocol", "probe"]
+
+
+def test_probe_now(client, operator, fleet):
+    login(client, operator).post(
+        "/actions/probe/", {"host": AMD, "model": MODEL}, HTTP_HX_REQUEST="true"
+    )
+    assert Command.objects.get().kind == "probe"
+
+
+def test_remove_rule_everywhere_names_every_host(client, operator, fleet):
+    model = "anthropic/claude-sonnet-4-5"
+    page = login(client, operator).get(f"/models/{model}/").content.decode()
+    assert "Remove the nullOptionalDrop rule on every host?" in page
+    assert f"Removes the standing rule nullOptionalDrop for {model} on 2 hosts" in page
+    response = client.post(
+        "/actions/remove-rule-everywhere/",
+        {"model": model, "mode": "nullOptionalDrop"},
+        HTTP_HX_REQUEST="true",
+    )
+    assert "Sent 2 commands" in response.content.decode()
+    hosts = set(Command.objects.values_list("host__pi_id", flat=True))
+    assert hosts == {AMD, "apple-m3-max-16c-128g"}
+
+
+@pytest.mark.parametrize(
+    ("url", "data", "status"),
+    [
+        ("/actions/remove-rule/", {"model": MODEL}, 400),
+        ("/actions/probe/", {"host": "nope", "model": MODEL}, 404),
+        ("/actions/remove-rule-everywhere/", {"model": MODEL}, 400),
+        ("/actions/remove-rule-everywhere/", {"model": "x/y", "mode": "m"}, 404),
+    ],
+)
+def test_bad_action_requests_are_clear_errors(
+    client, operator, fleet, url, data, status
+):
+    assert login(client, operator).post(url, data).status_code == status
+    assert not Command.objects.exists()
+
+
+def test_actions_need_post(client, operator, fleet):
+    assert login(client, operator).get("/actions/probe/").status_code == 405
+
+
+def test_action_post_needs_csrf(operator, fleet):
+    from django.test import Client
+
+    strict = Client(enforce_csrf_checks=True)
+    strict.force_login(operator)
+    response = strict.post("/actions/probe/", {"host": AMD, "model": MODEL})
+    assert response.status_code == 403
+    assert not Command.objects.exists()
