@@ -60,8 +60,9 @@ def _protocol_lines(
         return ["  protocol: none"]
     version = js_number(protocol.get("version"))
     if protocol.get("status") == "failed":
+        attempted = age(protocol.get("attemptedAt"), now=now)
         return [
-            f"  protocol: v{version} failed {age(protocol.get('attemptedAt'), now=now)}",
+            f"  protocol: v{version} failed {attempted}",
             f"  variants tried: {', '.join(protocol.get('variantsTried', []))}",
             f"  reset: /toolprotocol-reset {model}",
         ]

@@ -82,13 +82,13 @@ def _lines_endpoint(request: HttpRequest, ingest: Any) -> Any:
         return _overloaded(exc)
     # Serialised directly: validating 1,000 result objects through the response
     # schema costs as much as storing them. The shape is BatchOut's, as documented.
-    body = {
+    answer = {
         "stored": result.stored,
         "duplicate": result.duplicate,
         "rejected": result.rejected,
         "results": result.results,
     }
-    return HttpResponse(orjson.dumps(body), content_type="application/json")
+    return HttpResponse(orjson.dumps(answer), content_type="application/json")
 
 
 @router.post(

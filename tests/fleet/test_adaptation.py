@@ -92,7 +92,9 @@ def test_profile_normalise_like_pi() -> None:
     }
     result, notes = adaptation.profile_normalise(profile)
     assert [r["mode"] for r in result["rules"]] == ["a"]
-    assert "protocol" in result and "perf" in result and "toolProbe" not in result
+    assert "protocol" in result
+    assert "perf" in result
+    assert "toolProbe" not in result
     assert list(result["teachStats"]) == ["a"]
     assert sorted(notes) == [
         "profile.toolProbe is not valid",

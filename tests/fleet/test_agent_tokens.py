@@ -41,10 +41,12 @@ def test_issue_rotate_revoke_list() -> None:
     token = token_in(run("issue", "build-box"))
     assert token.startswith("pid_ag_")
     agent = Agent.objects.get(name="build-box")
-    assert agent.token_hash == token_hash(token) and token not in agent.token_hash
+    assert agent.token_hash == token_hash(token)
+    assert token not in agent.token_hash
     response = whoami(token)
     assert response.status_code == 200
-    assert response.json()["name"] == "build-box" and response.json()["host"] is None
+    assert response.json()["name"] == "build-box"
+    assert response.json()["host"] is None
 
     new_token = token_in(run("rotate", "build-box"))
     assert whoami(token).status_code == 401
@@ -53,7 +55,9 @@ def test_issue_rotate_revoke_list() -> None:
     run("revoke", str(agent.pk))
     assert whoami(new_token).status_code == 401
     listing = run("list")
-    assert "build-box" in listing and "revoked" in listing and new_token not in listing
+    assert "build-box" in listing
+    assert "revoked" in listing
+    assert new_token not in listing
     actions = set(AuditEntry.objects.values_list("action", flat=True))
     assert {"agent_token.issue", "agent_token.rotate", "agent_token.revoke"} <= actions
 
@@ -75,13 +79,12 @@ def test_heartbeat_binds_the_agent_to_its_host() -> None:
         content_type="application/json",
         HTTP_AUTHORIZATION=f"Bearer {token}",
     )
-    assert response.status_code == 200 and response.json()["host"] == FINGERPRINT["id"]
+    assert response.status_code == 200
+    assert response.json()["host"] == FINGERPRINT["id"]
     agent = Agent.objects.get(name="mac")
-    assert (
-        agent.host is not None
-        and agent.hostname == "mac-mini"
-        and agent.lag["events_bytes_behind"] == 10
-    )
+    assert agent.host is not None
+    assert agent.hostname == "mac-mini"
+    assert agent.lag["events_bytes_behind"] == 10
     host = Host.objects.get(pi_id=FINGERPRINT["id"])
     assert (host.cpu, host.cores, host.total_mem_gb) == ("Apple M2 Pro", 12, 32.0)
     assert whoami(token).json()["host"] == FINGERPRINT["id"]
@@ -91,7 +94,8 @@ def test_heartbeat_binds_the_agent_to_its_host() -> None:
         content_type="application/json",
         HTTP_AUTHORIZATION=f"Bearer {token}",
     )
-    assert bad.status_code == 400 and bad.json()["code"] == "invalid_heartbeat"
+    assert bad.status_code == 400
+    assert bad.json()["code"] == "invalid_heartbeat"
 
 
 @pytest.mark.django_db
@@ -118,7 +122,8 @@ def test_admin_issues_rotates_and_revokes(admin_user: Any) -> None:
         for m in response.context["messages"]
         if "New token" in str(m)
     )
-    assert whoami(token).status_code == 401 and whoami(new_token).status_code == 200
+    assert whoami(token).status_code == 401
+    assert whoami(new_token).status_code == 200
     client.post(
         "/admin/fleet/agent/",
         {"action": "revoke_tokens", "_selected_action": [agent.pk]},

@@ -61,7 +61,8 @@ def test_older_snapshot_never_rolls_back(agent: AgentClient, viewer: Any) -> Non
     old = store(entry("2026-07-01T00:00:00.000Z"))
     assert agent.snapshot(new).json()["status"] == "stored"
     response = agent.snapshot(old)
-    assert response.status_code == 200 and response.json()["status"] == "stale"
+    assert response.status_code == 200
+    assert response.json()["status"] == "stale"
     assert agent.snapshot(new).json()["status"] == "duplicate"
     reader = Client()
     reader.force_login(viewer)
@@ -105,7 +106,8 @@ def test_history_of_rules_probe_and_calibration(agent: AgentClient) -> None:
         "tool-tag",
         4,
     )
-    assert ("model_seen", "") in kinds() and ("calibration_set", "") in kinds()
+    assert ("model_seen", "") in kinds()
+    assert ("calibration_set", "") in kinds()
 
     t1 = "2026-07-05T00:00:00.000Z"
     second = copy.deepcopy(first)
@@ -128,7 +130,8 @@ def test_history_of_rules_probe_and_calibration(agent: AgentClient) -> None:
     }
     del second["profile"]["teachStats"]["z"]
     response = agent.snapshot(store(second)).json()
-    assert response["status"] == "stored" and response["changes"] == 8
+    assert response["status"] == "stored"
+    assert response["changes"] == 8
     changes = set(kinds(at__gte=datetime(2026, 7, 2, tzinfo=UTC)))
     assert {
         ("rule_refired", "a"),
@@ -163,7 +166,8 @@ def test_cap_eviction_is_told_apart(agent: AgentClient) -> None:
     agent.snapshot(store(entry(t0, rules=five)))
     after = [rule(m, t0) for m in "bcde"] + [rule("f", t1)]
     agent.snapshot(store(entry(t1, rules=after)))
-    assert ("rule_evicted", "a") in kinds() and ("rule_added", "f") in kinds()
+    assert ("rule_evicted", "a") in kinds()
+    assert ("rule_added", "f") in kinds()
 
 
 def test_entries_pi_would_drop_are_reported(agent: AgentClient) -> None:
@@ -199,7 +203,8 @@ def test_entries_pi_would_drop_are_reported(agent: AgentClient) -> None:
     assert (KEY, "rules[1] is not a valid rule") in reasons
     assert (KEY, "profile.toolProbe is not valid") in reasons
     hm = HostModel.objects.get()
-    assert hm.rule_count == 1 and hm.probe_status == ""
+    assert hm.rule_count == 1
+    assert hm.probe_status == ""
 
 
 @pytest.mark.parametrize(
@@ -214,10 +219,8 @@ def test_entries_pi_would_drop_are_reported(agent: AgentClient) -> None:
 def test_invalid_store_is_400(agent: AgentClient, body: bytes, fragment: str) -> None:
     response = agent.snapshot(body)
     assert response.status_code == 400
-    assert (
-        response.json()["code"] == "invalid_store"
-        and fragment in response.json()["detail"]
-    )
+    assert response.json()["code"] == "invalid_store"
+    assert fragment in response.json()["detail"]
 
 
 def test_unsafe_strings_in_snapshot_read_back_faithfully(

@@ -60,7 +60,13 @@ def test_mixed_batch_stores_good_lines_and_names_each_bad_one(
     agent: AgentClient, reader: Client, settings: Any
 ) -> None:
     settings.PI_INGEST_MAX_LINE_BYTES = 4096
-    surrogate = b'{"kind":"tool_execution_failure","version":1,"recordId":"s:1","ts":"2026-07-14T16:45:33.410Z","sessionId":"s","tool":"bash","state":"failed","phase":"execution","failureCode":"error","diagnostic":"cut here \\ud83d","nextAction":"Retry."}'
+    # Written by hand: json.dumps would not produce the raw escaped lone surrogate.
+    surrogate = (
+        b'{"kind":"tool_execution_failure","version":1,"recordId":"s:1",'
+        b'"ts":"2026-07-14T16:45:33.410Z","sessionId":"s","tool":"bash",'
+        b'"state":"failed","phase":"execution","failureCode":"error",'
+        b'"diagnostic":"cut here \\ud83d","nextAction":"Retry."}'
+    )
     nul = line(event(7, diagnostic="nul \u0000 inside"))
     body = (
         b"\n".join(
@@ -89,18 +95,16 @@ def test_mixed_batch_stores_good_lines_and_names_each_bad_one(
     by_line = {r["line"]: r for r in result["results"]}
     assert sorted(by_line) == [1, 2, 3, 5, 6, 7, 8, 9, 10, 11]
     assert by_line[1] == {"line": 1, "status": "stored"}
-    assert (
-        by_line[2]["code"] == "malformed_json"
-        and "Not valid JSON" in by_line[2]["reason"]
-    )
-    assert (
-        by_line[3]["code"] == "schema_violation" and "$.version" in by_line[3]["reason"]
-    )
+    assert by_line[2]["code"] == "malformed_json"
+    assert "Not valid JSON" in by_line[2]["reason"]
+    assert by_line[3]["code"] == "schema_violation"
+    assert "$.version" in by_line[3]["reason"]
     assert by_line[5]["status"] == "stored"
     assert by_line[6]["code"] == "line_too_large"
     assert by_line[7]["code"] == "not_an_object"
     assert by_line[8]["status"] == "stored"
-    assert by_line[9]["code"] == "unknown_kind" and "mystery" in by_line[9]["reason"]
+    assert by_line[9]["code"] == "unknown_kind"
+    assert "mystery" in by_line[9]["reason"]
     assert by_line[10]["code"] == "invalid_timestamp"
     assert by_line[11]["status"] == "duplicate"
 
@@ -114,7 +118,8 @@ def test_mixed_batch_stores_good_lines_and_names_each_bad_one(
     assert records["s:1"]["diagnostic"] == "cut here \ud83d"
     assert records[f"{SESSION}:7"]["diagnostic"] == "nul \u0000 inside"
     stored = EventRecord.objects.get(record_id="s:1")
-    assert stored.payload["diagnostic"] == "cut here \ufffd" and stored.original
+    assert stored.payload["diagnostic"] == "cut here \ufffd"
+    assert stored.original
 
 
 def test_rollups_count_only_new_lines(agent: AgentClient) -> None:
@@ -123,19 +128,17 @@ def test_rollups_count_only_new_lines(agent: AgentClient) -> None:
     assert agent.post("events", body).json()["duplicate"] == 5
     cell = Rollup.objects.get(dimension="outcome", key="execution:failed")
     assert cell.count == 5
-    assert (
-        cell.model is not None and cell.model.key == "openrouter/deepseek/deepseek-v3.2"
-    )
-    assert (
-        cell.model.provider == "openrouter"
-        and cell.model.model_id == "deepseek/deepseek-v3.2"
-    )
+    assert cell.model is not None
+    assert cell.model.key == "openrouter/deepseek/deepseek-v3.2"
+    assert cell.model.provider == "openrouter"
+    assert cell.model.model_id == "deepseek/deepseek-v3.2"
 
 
 def test_gzip_body_is_accepted(agent: AgentClient) -> None:
     body = gzip.compress(b"\n".join(line(event(n)) for n in range(3)))
     response = agent.post("events", body, HTTP_CONTENT_ENCODING="gzip")
-    assert response.status_code == 200 and response.json()["stored"] == 3
+    assert response.status_code == 200
+    assert response.json()["stored"] == 3
 
 
 def test_oversize_bodies_get_json_413(agent: AgentClient, settings: Any) -> None:
@@ -147,14 +150,16 @@ def test_oversize_bodies_get_json_413(agent: AgentClient, settings: Any) -> None
     assert response.json()["code"] == "too_large"
     bomb = gzip.compress(b" " * 5_000_000 + b"\n")  # small on the wire, huge inflated
     response = agent.post("events", bomb, HTTP_CONTENT_ENCODING="gzip")
-    assert response.status_code == 413 and response.json()["code"] == "too_large"
+    assert response.status_code == 413
+    assert response.json()["code"] == "too_large"
     assert EventRecord.objects.count() == 0
 
 
 def test_more_than_the_line_limit_is_413(agent: AgentClient, settings: Any) -> None:
     settings.PI_INGEST_MAX_LINES = 10
     response = agent.post("events", b"\n".join(line(event(n)) for n in range(11)))
-    assert response.status_code == 413 and response.json()["code"] == "too_large"
+    assert response.status_code == 413
+    assert response.json()["code"] == "too_large"
 
 
 def test_body_django_refuses_is_json_413(agent: AgentClient, settings: Any) -> None:
@@ -171,7 +176,8 @@ def test_body_django_refuses_is_json_413(agent: AgentClient, settings: Any) -> N
 
 def test_bad_gzip_is_a_clear_400(agent: AgentClient) -> None:
     response = agent.post("events", b"not gzip", HTTP_CONTENT_ENCODING="gzip")
-    assert response.status_code == 400 and response.json()["code"] == "bad_encoding"
+    assert response.status_code == 400
+    assert response.json()["code"] == "bad_encoding"
 
 
 def test_overload_answers_429_with_retry_after(
@@ -189,10 +195,12 @@ def test_overload_answers_429_with_retry_after(
 def test_unbound_agent_gets_409_and_bad_token_401(db: None) -> None:
     agent = AgentClient.enroll()
     response = agent.post("events", line(event(1)))
-    assert response.status_code == 409 and response.json()["code"] == "agent_not_bound"
+    assert response.status_code == 409
+    assert response.json()["code"] == "agent_not_bound"
     agent.token = "pid_ag_not-a-real-token"
     response = agent.post("events", line(event(1)))
-    assert response.status_code == 401 and response.json()["code"] == "unauthorized"
+    assert response.status_code == 401
+    assert response.json()["code"] == "unauthorized"
 
 
 def test_corpus_kinds_and_rollups(agent: AgentClient, reader: Client) -> None:
@@ -267,7 +275,8 @@ def test_stats_keep_the_highest_sequence(agent: AgentClient) -> None:
     )
     assert agent.post("stats", stats(12, 6)).json()["stored"] == 1
     kept = SessionStats.objects.get()
-    assert kept.last_record_sequence == 12 and kept.document["stats"]["repaired"] == 6
+    assert kept.last_record_sequence == 12
+    assert kept.document["stats"]["repaired"] == 6
     bad = line(
         {"version": 1, "sessionId": SESSION, "lastRecordSequence": -1, "stats": {}}
     )

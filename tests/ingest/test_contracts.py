@@ -25,7 +25,8 @@ def test_schemas_are_served_and_valid() -> None:
         assert document["$schema"] == "https://json-schema.org/draft/2020-12/schema"
         Draft202012Validator.check_schema(document)
     missing = Client().get("/api/v1/schemas/nope")
-    assert missing.status_code == 404 and missing.json()["code"] == "not_found"
+    assert missing.status_code == 404
+    assert missing.json()["code"] == "not_found"
 
 
 def test_every_fixture_record_is_valid(pi_fixtures: Path) -> None:

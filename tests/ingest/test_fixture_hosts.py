@@ -101,7 +101,8 @@ def assert_state_matches_toolhealth(client: Client, host_dir: Path) -> None:
         assert probe.get("diagnostic") == facts.get("diagnostic"), key
         protocol = state["protocol"]
         if facts["protocol"] == "none":
-            assert protocol is None and state["protocol_status"] == "", key
+            assert protocol is None, key
+            assert state["protocol_status"] == "", key
         elif protocol.get("status") == "failed":
             assert state["protocol_status"] == "failed"
             assert (
@@ -243,7 +244,8 @@ def test_shared_store_with_every_host(db: None, pi_fixtures: Path, viewer: Any) 
     response = agent.snapshot((pi_fixtures / "model-adaptation.json").read_bytes())
     assert response.status_code == 200
     body = response.json()
-    assert body["status"] == "stored" and body["hosts"] == len(HOSTS)
+    assert body["status"] == "stored"
+    assert body["hosts"] == len(HOSTS)
     for host_id in HOSTS:
         host = Host.objects.get(pi_id=host_id)
         expected = (pi_fixtures / host_id / "toolhealth.store-only.txt").read_text()
@@ -253,15 +255,14 @@ def test_shared_store_with_every_host(db: None, pi_fixtures: Path, viewer: Any) 
     models = {m["key"]: m for m in reader.get("/api/v1/models").json()}
     assert models["openrouter/deepseek/deepseek-v3.2"]["host_count"] == 2
     detail = reader.get("/api/v1/models/openrouter/deepseek/deepseek-v3.2").json()
-    assert (
-        detail["provider"] == "openrouter"
-        and detail["model_id"] == "deepseek/deepseek-v3.2"
-    )
+    assert detail["provider"] == "openrouter"
+    assert detail["model_id"] == "deepseek/deepseek-v3.2"
     assert sorted(h["host"] for h in detail["hosts"]) == [
         h for h in HOSTS if not h.startswith("apple")
     ]
     hosts = reader.get("/api/v1/hosts").json()
-    assert [h["id"] for h in hosts] == HOSTS and hosts[0]["hostnames"] == ["box"]
+    assert [h["id"] for h in hosts] == HOSTS
+    assert hosts[0]["hostnames"] == ["box"]
     # Each host's own file is the same slice: nothing changes.
     for host_id in HOSTS:
         again = agent.snapshot(

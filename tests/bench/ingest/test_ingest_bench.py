@@ -10,8 +10,8 @@ rates and their ratio are printed; the target is HTTP >= 0.5 x COPY.
 """
 
 import json
-import os
 import logging
+import os
 import socket
 import sys
 import threading
@@ -91,10 +91,10 @@ def timed_copy(rows: list[tuple[Any, ...]]) -> float:
     connection.ensure_connection()
     raw = connection.connection
     started = time.perf_counter()
-    with raw.cursor() as cursor:
-        with cursor.copy(f"COPY ingest_eventrecord ({columns}) FROM STDIN") as copy:
-            for row in rows:
-                copy.write_row(row)
+    sql = f"COPY ingest_eventrecord ({columns}) FROM STDIN"
+    with raw.cursor() as cursor, cursor.copy(sql) as copy:
+        for row in rows:
+            copy.write_row(row)
     raw.commit()
     return time.perf_counter() - started
 
@@ -171,7 +171,8 @@ def test_http_ingest_against_copy(transactional_db: None, tmp_path: Path) -> Non
     assert EventRecord.objects.filter(host=copy_host).count() == total
     copy_rate, http_rate = total / copy_seconds, total / http_seconds
     print(
-        f"\ningest bench: {total} event rows, {CLIENTS} clients x {BATCH}-line batches, "
+        f"\ningest bench: {total} event rows, {CLIENTS} clients x {BATCH}-line "
+        "batches, "
         f"gunicorn {WORKERS} workers\n"
         f"  raw COPY : {copy_rate:10.0f} rows/s ({copy_seconds:.2f} s)\n"
         f"  HTTP     : {http_rate:10.0f} rows/s ({http_seconds:.2f} s)\n"
