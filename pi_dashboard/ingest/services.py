@@ -98,7 +98,9 @@ def _rows_ingest(
                 for dimension, key in prepared.cells:
                     counts[(prepared.bucket, prepared.row[0], dimension, key)] += 1
         store.rollups_add(host.pk, counts)
-        agent_touch(agent=agent, host=host)
+    # After the commit: concurrent batches of one agent all touch the same two rows,
+    # and holding those row locks until commit would serialise them.
+    agent_touch(agent=agent, host=host)
     return batch_result(statuses, rejected)
 
 
@@ -122,7 +124,7 @@ def stats_ingest(*, agent: Agent, body: bytes) -> BatchResult:
             statuses[record.line] = DUPLICATE
     with transaction.atomic():
         updated = store.stats_upsert(host.pk, [row for _, row in best.values()])
-        agent_touch(agent=agent, host=host)
+    agent_touch(agent=agent, host=host)
     for session_id, (line, _) in best.items():
         statuses[line] = STORED if session_id in updated else DUPLICATE
     return batch_result(statuses, rejected)
