@@ -23,8 +23,9 @@ $(STAMP): pyproject.toml
 lint: $(STAMP)
 	$(PY) -m ruff check . && $(PY) -m ruff format --check . && $(PY) -m mypy pi_dashboard
 
+# Benchmarks only (not collected by `make test`); figures are printed side by side.
 bench: $(STAMP)
-	$(PY) -m pi_dashboard.launcher test -- tests/bench -p no:cacheprovider -s $(PYTEST_ARGS)
+	$(PY) -m pi_dashboard.launcher pytest -- tests/bench -p no:cacheprovider -s $(PYTEST_ARGS)
 
 clean:
 	rm -rf $(VENV) var

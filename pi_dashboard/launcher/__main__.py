@@ -121,6 +121,13 @@ def command_test(env: dict[str, str], pytest_args: list[str]) -> int:
     return 0
 
 
+def command_pytest(env: dict[str, str], pytest_args: list[str]) -> int:
+    env = {**env, "PI_DASHBOARD_DEV": "1"}
+    return subprocess.run(
+        [PY, "-m", "pytest", *pytest_args], env=env, cwd=ROOT
+    ).returncode
+
+
 def command_services(started: dict[str, str]) -> int:
     for key, value in started.items():
         print(f"export {key}='{value}'", flush=True)
@@ -143,6 +150,8 @@ def parse_args() -> argparse.Namespace:
     run.add_argument("--port", type=int, default=int(os.environ.get("PORT", "8000")))
     test = sub.add_parser("test", help="lint, type-check and run the test suite")
     test.add_argument("pytest_args", nargs=argparse.REMAINDER)
+    only = sub.add_parser("pytest", help="only pytest (benchmarks: make bench)")
+    only.add_argument("pytest_args", nargs=argparse.REMAINDER)
     sub.add_parser("services", help="start the embedded servers and wait")
     return parser.parse_args()
 
@@ -159,8 +168,13 @@ def main() -> int:
             env = {**os.environ, **started}
             if args.command == "run":
                 return command_run(env, args.port)
-            if args.command == "test":
+            if args.command in {"test", "pytest"}:
                 extra = [a for a in args.pytest_args if a != "--"]
+                if args.command == "pytest":
+                    env["PI_DASHBOARD_DEV"] = "1"
+                    return subprocess.run(
+                        [PY, "-m", "pytest", *extra], env=env
+                    ).returncode
                 return command_test(env, extra)
             return command_services(started)
     except LaunchError as exc:
