@@ -3,7 +3,7 @@
 import logging
 
 from django.core.exceptions import RequestDataTooBig
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse, JsonResponse
 from ninja import NinjaAPI
 from ninja.errors import AuthenticationError, HttpError, ValidationError
 
@@ -72,6 +72,15 @@ def on_unexpected_error(request: HttpRequest, exc: Exception) -> HttpResponse:
     logging.getLogger("pi_dashboard.api").exception("Unhandled API error")
     return api.create_response(
         request, {"detail": "Internal error.", "code": "server_error"}, status=500
+    )
+
+
+def api_not_found(
+    request: HttpRequest, *args: object, **kwargs: object
+) -> HttpResponse:
+    return JsonResponse(
+        {"detail": f"No API endpoint at {request.path}.", "code": "not_found"},
+        status=404,
     )
 
 

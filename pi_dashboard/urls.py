@@ -1,11 +1,13 @@
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
-from django.urls import include, path
+from django.urls import include, path, re_path
 
-from pi_dashboard.api import api
+from pi_dashboard.api import api, api_not_found
 
 urlpatterns = [
     path("api/v1/", api.urls),
+    # Ingest (issue #2): an unknown /api/ path answers JSON, never Django's HTML 404.
+    re_path(r"^api/", api_not_found),
     path("admin/", admin.site.urls),
     path(
         "login/",

@@ -122,3 +122,11 @@ def test_openapi_document_loads_and_docs_render() -> None:
     ):
         assert path in paths, path
     assert Client().get("/api/v1/docs").status_code == 200
+
+
+@pytest.mark.django_db
+def test_unknown_api_paths_answer_json() -> None:
+    response = Client().get("/api/v1/no-such-thing")
+    assert response.status_code == 404
+    assert response.json()["code"] == "not_found"
+    assert Client().get("/api/v2/").json()["code"] == "not_found"
