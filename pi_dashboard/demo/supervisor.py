@@ -23,6 +23,7 @@ from pi_dashboard.demo import pifiles, setup
 from pi_dashboard.demo.children import Child, python_module, stop_all
 from pi_dashboard.demo.shift import DATA_DIR, build_state_dir, host_ids
 from pi_dashboard.demo.simulator import DemoHost
+from pi_dashboard.launcher.services import wait_for_port
 
 MANIFEST = "demo.json"
 DRIFT_KICK_SECONDS = 30.0
@@ -122,6 +123,8 @@ def run(options: Options) -> int:
     try:
         for child in children:
             child.start()
+        # The first probes are sent at once: the model server must be listening.
+        wait_for_port(options.model_server_port, timeout=20)
         setup.probes_register(port=options.model_server_port)
         print(
             f"demo: {len(hosts)} pi hosts live, agents shipping to "
