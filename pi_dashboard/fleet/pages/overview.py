@@ -6,12 +6,14 @@ number of queries, whatever the number of hosts or models.
 """
 
 from collections import defaultdict
+from urllib.parse import quote
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
 from django.core.paginator import Page, Paginator
 from django.db.models import Exists, OuterRef, Q, QuerySet
+from django.urls import reverse
 
 from pi_dashboard.fleet.models import Agent, Host, HostModel, Model
 from pi_dashboard.fleet.pages.failures import Counts, counts_by_cell
@@ -19,16 +21,39 @@ from pi_dashboard.fleet.pages.failures import Counts, counts_by_cell
 HOSTS_PER_PAGE = 25
 
 
+@dataclass(frozen=True)
+class HostInfo:
+    pk: int
+    pi_id: str
+    last_contact_at: datetime | None
+
+
+@dataclass(frozen=True)
+class ModelInfo:
+    pk: int
+    key: str
+
+
 @dataclass
 class Cell:
-    host_model: HostModel
+    """One host × model of the matrix: plain values, no model instances.
+
+    Thousands of cells are built per request; ORM instances would cost most of it.
+    """
+
+    model_key: str
+    probe_status: str
+    probe_grade: str
+    protocol_status: str
+    rule_count: int
+    url: str
     counts: Counts
     rate: float
 
 
 @dataclass
 class HostRow:
-    host: Host
+    host: HostInfo
     hostnames: list[str] = field(default_factory=list)
     cells: dict[int, Cell] = field(default_factory=dict)
     failures: int = 0
@@ -39,7 +64,7 @@ class HostRow:
 
 @dataclass
 class Overview:
-    models: list[Model]
+    models: list[ModelInfo]
     page: Page[HostRow]
     cell_count: int
     fleet_is_empty: bool
@@ -47,22 +72,22 @@ class Overview:
     host_ids: list[str]
 
 
+CELL_FIELDS = (
+    "host_id",
+    "host__pi_id",
+    "host__last_contact_at",
+    "model_id",
+    "model__key",
+    "probe_status",
+    "probe_grade",
+    "protocol_status",
+    "rule_count",
+)
+
+
 def host_models(filters: dict[str, Any]) -> QuerySet[HostModel]:
-    """Current host × model rows matching the filters, with host and model joined."""
-    qs = HostModel.objects.select_related("host", "model").only(
-        "id",
-        "probe_status",
-        "probe_grade",
-        "protocol_status",
-        "rule_count",
-        "entry_at",
-        "host__id",
-        "host__pi_id",
-        "host__last_contact_at",
-        "model__id",
-        "model__key",
-        "model__provider",
-    )
+    """Current host × model rows matching the filters."""
+    qs = HostModel.objects.all()
     if filters.get("provider"):
         qs = qs.filter(model__provider=filters["provider"])
     if filters.get("host"):
@@ -77,6 +102,11 @@ def host_models(filters: dict[str, Any]) -> QuerySet[HostModel]:
             Q(host__pi_id__icontains=q) | Q(model__key__icontains=q) | Exists(named)
         )
     return qs
+
+
+def cell_url(hosts_prefix: str, pi_id: str, key: str) -> str:
+    """fleet:host_model without a reverse() per cell (hundreds per page)."""
+    return f"{hosts_prefix}{quote(pi_id, safe='')}/models/{quote(key)}/"
 
 
 SORT_KEYS: dict[str, Any] = {
@@ -107,18 +137,25 @@ def overview_build(
 ) -> Overview:
     """Everything the overview shows for one page of hosts."""
     counts = counts_by_cell(since=since)
+    prefix = reverse("fleet:hosts")
     rows: dict[int, HostRow] = {}
-    models: dict[int, Model] = {}
+    models: dict[int, ModelInfo] = {}
     cell_count = 0
-    for hm in host_models(filters):
-        row = rows.get(hm.host_id)
+    empty = Counts()
+    for values in host_models(filters).values_list(*CELL_FIELDS):
+        host_id, pi_id, contact, model_id, key, status, grade, protocol, rules = values
+        row = rows.get(host_id)
         if row is None:
-            row = rows[hm.host_id] = HostRow(host=hm.host)
-        c = counts.get((hm.host_id, hm.model_id), Counts())
-        row.cells[hm.model_id] = Cell(hm, c, c.rate(hours))
+            row = rows[host_id] = HostRow(host=HostInfo(host_id, pi_id, contact))
+        c = counts.get((host_id, model_id), empty)
+        url = cell_url(prefix, pi_id, key)
+        row.cells[model_id] = Cell(
+            key, status, grade, protocol, rules, url, c, c.rate(hours)
+        )
         row.failures += c.failures
-        row.rules += hm.rule_count
-        models[hm.model_id] = hm.model
+        row.rules += rules
+        if model_id not in models:
+            models[model_id] = ModelInfo(model_id, key)
         cell_count += 1
     ordered = sort_rows(list(rows.values()), filters.get("sort") or "-failures")
     page = Paginator(ordered, HOSTS_PER_PAGE).get_page(page_number)
