@@ -6,10 +6,10 @@ number of queries, whatever the number of hosts or models.
 """
 
 from collections import defaultdict
-from urllib.parse import quote
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
+from urllib.parse import quote
 
 from django.core.paginator import Page, Paginator
 from django.db.models import Exists, OuterRef, Q, QuerySet
