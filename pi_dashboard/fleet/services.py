@@ -161,6 +161,7 @@ def _snapshot_apply(
     digest: bytes,
     original: str,
 ) -> SnapshotResult:
+    models = _models_ensure(sorted({entry.key for entry in parsed.entries}))
     hosts = _hosts_locked(sorted({entry.host_id for entry in parsed.entries}))
     result = SnapshotResult(
         status="stored", hosts=len(hosts), models=len(parsed.entries)
@@ -170,7 +171,7 @@ def _snapshot_apply(
         return result
     fresh = stale = 0
     for entry in parsed.entries:
-        outcome = _entry_apply(hosts[entry.host_id], entry)
+        outcome = _entry_apply(hosts[entry.host_id], models[entry.key], entry)
         if outcome is None:
             stale += 1
         else:
@@ -197,9 +198,8 @@ def _hosts_locked(pi_ids: list[str]) -> dict[str, Host]:
     return {host.pi_id: host for host in locked}
 
 
-def _entry_apply(host: Host, item: StoreEntry) -> int | None:
+def _entry_apply(host: Host, model: Model, item: StoreEntry) -> int | None:
     """Apply one entry; None when it is older than what is stored, else changes made."""
-    model = _model_get(item.key)
     current = (
         HostModel.objects.select_for_update().filter(host=host, model=model).first()
     )
@@ -241,12 +241,20 @@ def _faithful_entry(host_model: HostModel) -> dict[str, Any]:
     return entry
 
 
-def _model_get(key: str) -> Model:
-    provider, _, model_id = key.partition("/")  # the FIRST '/' (reference §0.3)
-    model, _ = Model.objects.get_or_create(
-        key=key, defaults={"provider": provider, "model_id": model_id}
+def _models_ensure(keys: list[str]) -> dict[str, Model]:
+    """Models by key, created when new. Inserted in key order with ON CONFLICT DO
+    NOTHING so that concurrent first snapshots cannot deadlock on the unique key."""
+    Model.objects.bulk_create(
+        [
+            # Split at the FIRST '/': the model id may hold more (reference §0.3).
+            Model(
+                key=key, provider=key.partition("/")[0], model_id=key.partition("/")[2]
+            )
+            for key in keys
+        ],
+        ignore_conflicts=True,
     )
-    return model
+    return {model.key: model for model in Model.objects.filter(key__in=keys)}
 
 
 def _host_update(host: Host, item: StoreEntry) -> None:

@@ -4,15 +4,30 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('fleet', '0001_initial'),
+        ("fleet", "0001_initial"),
     ]
 
     operations = [
         migrations.AlterField(
-            model_name='change',
-            name='kind',
-            field=models.CharField(choices=[('model_seen', 'model first seen'), ('rule_added', 'rule added'), ('rule_refired', 'rule re-fired'), ('rule_retired', 'rule retired'), ('rule_removed', 'rule removed'), ('rule_evicted', 'rule evicted by the cap'), ('verdict_changed', 'verdict changed'), ('grade_changed', 'grade changed'), ('calibration_set', 'calibration set'), ('calibration_replaced', 'calibration replaced'), ('calibration_reset', 'calibration reset'), ('teach_stats_cleared', 'teach statistics cleared')], max_length=32),
+            model_name="change",
+            name="kind",
+            field=models.CharField(
+                choices=[
+                    ("model_seen", "model first seen"),
+                    ("rule_added", "rule added"),
+                    ("rule_refired", "rule re-fired"),
+                    ("rule_retired", "rule retired"),
+                    ("rule_removed", "rule removed"),
+                    ("rule_evicted", "rule evicted by the cap"),
+                    ("verdict_changed", "verdict changed"),
+                    ("grade_changed", "grade changed"),
+                    ("calibration_set", "calibration set"),
+                    ("calibration_replaced", "calibration replaced"),
+                    ("calibration_reset", "calibration reset"),
+                    ("teach_stats_cleared", "teach statistics cleared"),
+                ],
+                max_length=32,
+            ),
         ),
     ]

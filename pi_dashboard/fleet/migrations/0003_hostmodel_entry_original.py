@@ -4,15 +4,14 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('fleet', '0002_change_kind_rule_evicted'),
+        ("fleet", "0002_change_kind_rule_evicted"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='hostmodel',
-            name='entry_original',
-            field=models.TextField(blank=True, default=''),
+            model_name="hostmodel",
+            name="entry_original",
+            field=models.TextField(blank=True, default=""),
         ),
     ]
