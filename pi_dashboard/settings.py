@@ -155,6 +155,15 @@ PI_INGEST_MAX_BYTES = env_int("PI_INGEST_MAX_BYTES", 5 * 1024 * 1024)
 PI_INGEST_MAX_CONCURRENT = env_int("PI_INGEST_MAX_CONCURRENT", 8)
 DATA_UPLOAD_MAX_MEMORY_SIZE = PI_INGEST_MAX_BYTES + 64 * 1024
 
+# Retention (ingest): hourly sweep. Snapshots received within this many hours are
+# kept (and each agent's newest always); event and corpus lines older than this many
+# days by `ts` are deleted (0 keeps them forever), and lines older than what was
+# deleted are then answered "duplicate"/`expired`; hourly rollups older than this many
+# days are deleted (0 keeps them forever).
+PI_SNAPSHOT_RETENTION_HOURS = env_int("PI_SNAPSHOT_RETENTION_HOURS", 48)
+PI_EVENT_RETENTION_DAYS = env_int("PI_EVENT_RETENTION_DAYS", 90)
+PI_ROLLUP_RETENTION_DAYS = env_int("PI_ROLLUP_RETENTION_DAYS", 400)
+
 # Commands expire when no agent has applied them within this many seconds.
 PI_COMMAND_TTL_SECONDS = env_int("PI_COMMAND_TTL_SECONDS", 3600)
 # How often agents are told to poll for commands, in seconds.

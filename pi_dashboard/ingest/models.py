@@ -149,6 +149,14 @@ class Snapshot(models.Model):
 
     class Meta:
         ordering = ["-received_at"]
+        indexes = [
+            # Retention keeps each agent's newest snapshot (DISTINCT ON agent).
+            models.Index(
+                fields=["agent", "-received_at", "-id"], name="snapshot_agent_newest"
+            ),
+            # Retention deletes snapshots received before a cutoff.
+            models.Index(fields=["received_at"], name="snapshot_received"),
+        ]
 
     def __str__(self) -> str:
         return f"snapshot {self.content_hash.hex()[:12]}"
@@ -200,3 +208,19 @@ class Rollup(models.Model):
 
     def __str__(self) -> str:
         return f"{self.bucket:%Y-%m-%dT%H} {self.dimension}={self.key}: {self.count}"
+
+
+class RetentionMark(models.Model):
+    """How far back raw lines of one table may have been deleted by retention.
+
+    Dedupe needs the raw row: a line whose row was deleted would be stored and counted
+    again when an agent re-sends it (rotated files). Ingest therefore answers
+    "duplicate" (code `expired`) for lines older than this mark instead of storing
+    them. The mark only moves forward, and only when rows are about to be deleted.
+    """
+
+    table = models.CharField(max_length=64, unique=True)
+    horizon = models.DateTimeField()
+
+    def __str__(self) -> str:
+        return f"{self.table} < {self.horizon:%Y-%m-%dT%H:%M}"

@@ -39,6 +39,12 @@ class Prepared:
     bucket: datetime
     cells: list[tuple[Dimension, str]] = field(default_factory=list)
 
+    @property
+    def ts(self) -> datetime:
+        """The record's `ts` (column 3 of event and corpus rows alike)."""
+        moment: datetime = self.row[3]
+        return moment
+
 
 def event_classify(value: dict[str, Any]) -> str:
     kind = value.get("kind")

@@ -15,12 +15,16 @@ from django.db import transaction
 from django.utils import timezone
 
 from pi_dashboard.fleet.models import Agent, Host
-from pi_dashboard.ingest import lines, records, store
+from pi_dashboard.ingest import lines, records, retention, store
 from pi_dashboard.ingest.lines import Accepted, Rejection
 from pi_dashboard.ingest.records import Prepared
 from pi_dashboard.lib.errors import Conflict
 
 STORED, DUPLICATE, REJECTED = "stored", "duplicate", "rejected"
+EXPIRED_REASON = (
+    "Older than the server's retention horizon ({horizon}): not stored, and not "
+    "counted again; the raw line may have been deleted."
+)
 
 
 @dataclass
@@ -53,7 +57,12 @@ def events_ingest(*, agent: Agent, body: bytes) -> BatchResult:
     host = agent_bound_host(agent)
     accepted, rejected = lines.lines_check(body, records.event_classify)
     return _rows_ingest(
-        agent, host, accepted, rejected, records.event_prepare, store.events_insert
+        agent,
+        host,
+        (accepted, rejected),
+        records.event_prepare,
+        store.events_insert,
+        table=retention.EVENTS,
     )
 
 
@@ -62,18 +71,25 @@ def corpus_ingest(*, agent: Agent, body: bytes) -> BatchResult:
     host = agent_bound_host(agent)
     accepted, rejected = lines.lines_check(body, records.corpus_classify)
     return _rows_ingest(
-        agent, host, accepted, rejected, records.corpus_prepare, store.corpus_insert
+        agent,
+        host,
+        (accepted, rejected),
+        records.corpus_prepare,
+        store.corpus_insert,
+        table=retention.CORPUS,
     )
 
 
 def _rows_ingest(
     agent: Agent,
     host: Host,
-    accepted: list[Accepted],
-    rejected: list[Rejection],
+    checked: tuple[list[Accepted], list[Rejection]],
     prepare: Callable[[Accepted], Prepared | Rejection],
     insert: Callable[[int, list[tuple[Any, ...]]], set[bytes]],
+    *,
+    table: str,
 ) -> BatchResult:
+    accepted, rejected = checked
     statuses: dict[int, str] = {}
     unique: list[Prepared] = []
     seen: set[bytes] = set()
@@ -87,6 +103,7 @@ def _rows_ingest(
             seen.add(prepared.digest)
             unique.append(prepared)
     with transaction.atomic():
+        unique, expired = _expired_split(unique, table)
         model_ids = store.models_ensure(p.model_key for p in unique if p.model_key)
         for prepared in unique:
             prepared.row[0] = model_ids.get(prepared.model_key or "")
@@ -101,7 +118,25 @@ def _rows_ingest(
     # After the commit: concurrent batches of one agent all touch the same two rows,
     # and holding those row locks until commit would serialise them.
     agent_touch(agent=agent, host=host)
-    return batch_result(statuses, rejected)
+    return batch_result(statuses, rejected, expired)
+
+
+def _expired_split(
+    unique: list[Prepared], table: str
+) -> tuple[list[Prepared], list[Rejection]]:
+    """Lines older than the table's retention mark are not stored (see retention)."""
+    horizon = retention.mark_read(table=table)
+    if horizon is None:
+        return unique, []
+    kept: list[Prepared] = []
+    expired: list[Rejection] = []
+    reason = EXPIRED_REASON.format(horizon=horizon.isoformat())
+    for prepared in unique:
+        if prepared.ts < horizon:
+            expired.append(Rejection(prepared.line, "expired", reason))
+        else:
+            kept.append(prepared)
+    return kept, expired
 
 
 def stats_ingest(*, agent: Agent, body: bytes) -> BatchResult:
@@ -130,12 +165,23 @@ def stats_ingest(*, agent: Agent, body: bytes) -> BatchResult:
     return batch_result(statuses, rejected)
 
 
-def batch_result(statuses: dict[int, str], rejected: list[Rejection]) -> BatchResult:
-    """One result per non-blank line, in line order."""
+def batch_result(
+    statuses: dict[int, str],
+    rejected: list[Rejection],
+    expired: list[Rejection] | None = None,
+) -> BatchResult:
+    """One result per non-blank line, in line order; `expired` lines are duplicates."""
     result = BatchResult()
     entries: dict[int, dict[str, Any]] = {
         line: {"line": line, "status": status} for line, status in statuses.items()
     }
+    for old in expired or ():
+        entries[old.line] = {
+            "line": old.line,
+            "status": DUPLICATE,
+            "code": old.code,
+            "reason": old.reason,
+        }
     for rejection in rejected:
         entries[rejection.line] = {
             "line": rejection.line,
