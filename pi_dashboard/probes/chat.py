@@ -11,6 +11,7 @@ import functools
 import json
 import logging
 import ssl
+import threading
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -71,10 +72,20 @@ class Reply:
         ).strip()
 
 
+_TLS_LOCK = threading.Lock()
+
+
 @functools.cache
-def tls_context() -> ssl.SSLContext:
-    # One context per process: building one loads the CA bundle (tens of ms).
+def _tls_context() -> ssl.SSLContext:
     return httpx.create_ssl_context()
+
+
+def tls_context() -> ssl.SSLContext:
+    # One context per process: building one loads the CA bundle (tens of ms). The
+    # lock matters: a thread-pool worker's first tasks all arrive at once, and
+    # functools.cache alone would let each of them build its own.
+    with _TLS_LOCK:
+        return _tls_context()
 
 
 def http_client(target: Target) -> httpx.Client:

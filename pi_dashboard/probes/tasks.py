@@ -2,6 +2,7 @@
 
 import httpx
 from celery import Task
+from django.db import close_old_connections
 
 # The project's app, not `shared_task`: enqueueing from any process (web, tests,
 # management commands) then uses the configured broker, not Celery's default.
@@ -26,8 +27,14 @@ PROBE_MAX_RETRIES = 3
     time_limit=930,
 )
 def probe_run(self: Task, run_id: int) -> str:  # type: ignore[type-arg]
+    # The worker keeps its database connection between tasks (CELERY_DB_REUSE_MAX);
+    # like a web request, drop it here when too old or broken.
+    close_old_connections()
     final = self.request.retries >= PROBE_MAX_RETRIES
-    return services.probe_run_execute(run_id=run_id, final_attempt=final)
+    hard_limit = (self.request.timelimit or (None, None))[0]
+    return services.probe_run_execute(
+        run_id=run_id, final_attempt=final, budget_seconds=hard_limit
+    )
 
 
 @app.task(bind=True, acks_late=True)

@@ -159,3 +159,13 @@ def test_manual_probe_is_not_doubled_by_a_second_click(
         endpoint=endpoint, user=operator, trigger=Trigger.MANUAL
     )
     assert first.pk == again.pk
+
+
+def test_jitter_is_capped_to_a_tenth_of_the_expected_wall_time(settings: Any) -> None:
+    settings.PI_PROBES_MAX_CONCURRENCY = 50
+    jitter = services.fleet.fleet_jitter_seconds
+    # 500 endpoints in rounds of 50, about a second each: 10 s expected, 1 s of jitter.
+    assert jitter(10, endpoint_count=500, schedule=None) == pytest.approx(1.0)
+    assert jitter(0.5, endpoint_count=500, schedule=None) == 0.5
+    assert jitter(10, endpoint_count=0, schedule=None) == 0
+    assert jitter(0, endpoint_count=500, schedule=None) == 0

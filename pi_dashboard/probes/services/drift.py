@@ -1,6 +1,7 @@
 """Drift: a verdict, grade or calibrated variant that differs from the previous run."""
 
 import logging
+from datetime import datetime
 from typing import Any
 
 from django.db import transaction
@@ -10,7 +11,6 @@ from pi_dashboard.lib.errors import DomainError
 from pi_dashboard.probes import crypto, notify
 from pi_dashboard.probes.models import (
     Drift,
-    Endpoint,
     NotificationChannel,
     ProbeRun,
     RunState,
@@ -19,31 +19,43 @@ from pi_dashboard.probes.models import (
 log = logging.getLogger(__name__)
 
 
-def drift_record(*, endpoint: Endpoint, run: ProbeRun) -> Drift | None:
-    """Called inside run_finish's transaction, before the endpoint's latest is moved."""
+Outcome = tuple[str, str, str]  # (verdict, nativeGrade, variant)
+
+
+def drift_record(
+    *,
+    endpoint_id: int,
+    model_key: str,
+    run_id: int,
+    before: Outcome,
+    after: Outcome,
+    at: datetime,
+) -> Drift | None:
+    """Called inside run_finish's transaction with the endpoint's previous latest.
+
+    `before` is what the endpoint showed as latest (empty before its first verdict);
+    the previous run itself is looked up only when there is drift to record.
+    """
+    if not before[0] or before == after:
+        return None  # a first verdict is not drift; an equal one neither
     previous = (
-        endpoint.runs.filter(state=RunState.DONE)
-        .exclude(pk=run.pk)
+        ProbeRun.objects.filter(endpoint_id=endpoint_id, state=RunState.DONE)
+        .exclude(pk=run_id)
         .order_by("-finished_at", "-id")
         .first()
     )
-    if previous is None:
-        return None  # a first verdict is not drift
-    before = (previous.verdict, previous.native_grade, previous.variant)
-    if before == (run.verdict, run.native_grade, run.variant):
-        return None
     item = Drift.objects.create(
-        endpoint=endpoint,
-        run=run,
+        endpoint_id=endpoint_id,
+        run_id=run_id,
         previous_run=previous,
-        model_key=endpoint.model_key,
-        previous_verdict=previous.verdict,
-        previous_grade=previous.native_grade,
-        previous_variant=previous.variant,
-        verdict=run.verdict,
-        grade=run.native_grade,
-        variant=run.variant,
-        at=run.finished_at or timezone.now(),
+        model_key=model_key,
+        previous_verdict=before[0],
+        previous_grade=before[1],
+        previous_variant=before[2],
+        verdict=after[0],
+        grade=after[1],
+        variant=after[2],
+        at=at,
     )
     transaction.on_commit(lambda: _enqueue_notify(item.pk))
     return item

@@ -1,5 +1,6 @@
 """Fleet probes: fan one probe out to many endpoints, then summarise what changed."""
 
+import math
 import random
 import uuid
 from collections import Counter
@@ -11,6 +12,7 @@ from django.db.models import QuerySet
 from django.utils import timezone
 
 from pi_dashboard.lib.errors import DomainError
+from pi_dashboard.probes import conf
 from pi_dashboard.probes.models import (
     TERMINAL_RUN_STATES,
     Drift,
@@ -18,9 +20,12 @@ from pi_dashboard.probes.models import (
     FleetProbe,
     ProbeRun,
     ProbeSchedule,
+    RunState,
     SelectionKind,
     Trigger,
 )
+
+OPEN_STATES = (RunState.PENDING, RunState.RUNNING)
 
 
 def endpoints_selected(kind: str, value: str) -> QuerySet[Endpoint]:
@@ -74,26 +79,68 @@ def fleet_probe_start(
     by_id = {e.pk: e for e in endpoints}
     for run in runs:
         run.endpoint = by_id[run.endpoint_id]
-    transaction.on_commit(lambda: _send(runs, jitter_seconds))
+    spread = fleet_jitter_seconds(
+        jitter_seconds, endpoint_count=len(runs), schedule=schedule
+    )
+    transaction.on_commit(lambda: _send(runs, spread))
     return fleet
+
+
+# Jitter spreads a fan-out's start so a fleet does not hit its providers at one
+# instant; it must not stretch the run itself. The spread is therefore at most this
+# share of the expected wall time of the fan-out.
+JITTER_SHARE = 0.1
+# Expected duration of one probe when no earlier run of the schedule tells (one
+# completion of a real model is about a second).
+EXPECTED_PROBE_SECONDS = 1.0
+
+
+def fleet_jitter_seconds(
+    configured: float, *, endpoint_count: int, schedule: ProbeSchedule | None
+) -> float:
+    """The jitter actually used: min(configured, 10% of the expected wall time).
+
+    Expected wall time: the previous finished fan-out of the same schedule, scaled to
+    this endpoint count; without one, rounds of `cap` probes × one second each.
+    Each task then starts after uniform(0, jitter) seconds.
+    """
+    if configured <= 0 or endpoint_count == 0:
+        return 0.0
+    cap = conf.max_concurrency()
+    expected = math.ceil(endpoint_count / cap) * EXPECTED_PROBE_SECONDS
+    last = (
+        FleetProbe.objects.filter(
+            schedule=schedule, finished_at__isnull=False, endpoint_count__gt=0
+        )
+        .order_by("-created_at")
+        .values_list("created_at", "finished_at", "endpoint_count")
+        .first()
+        if schedule is not None
+        else None
+    )
+    if last is not None and last[1] is not None:
+        wall = (last[1] - last[0]).total_seconds()
+        expected = wall * endpoint_count / last[2]
+    return min(configured, JITTER_SHARE * expected)
 
 
 def _send(runs: list[ProbeRun], jitter_seconds: float) -> None:
     from pi_dashboard.celery import app
-    from pi_dashboard.probes.services.runs import run_enqueue
+    from pi_dashboard.probes.services.runs import run_budget_seconds, run_send
 
     # One broker connection for the whole fan-out (one each costs milliseconds).
     with app.producer_or_acquire() as producer:
         for run in runs:
             countdown = random.uniform(0, jitter_seconds) if jitter_seconds else 0  # noqa: S311
-            run_enqueue(run, countdown=countdown, producer=producer)
+            budget = run_budget_seconds(run.endpoint)
+            run_send(run.pk, budget, countdown=countdown, producer=producer)
 
 
 def fleet_complete_if_done(*, fleet_id: int) -> bool:
     """After a run of the fleet ended: when none is left, write the summary (once)."""
-    unfinished = ProbeRun.objects.filter(fleet_id=fleet_id).exclude(
-        state__in=TERMINAL_RUN_STATES
-    )
+    # Unfinished = pending or running: an index range on (fleet, state), cheap enough
+    # for every finishing run of a fan-out of hundreds.
+    unfinished = ProbeRun.objects.filter(fleet_id=fleet_id, state__in=OPEN_STATES)
     if unfinished.exists():
         return False  # cheap check first, without the lock
     with transaction.atomic():

@@ -4,19 +4,22 @@ A run is claimed with a conditional UPDATE (pending, or running with an expired
 lease), so a task delivered twice, or redelivered after its worker died, probes the
 endpoint once. Nothing of a probe is written until its end: a killed worker leaves a
 claimed run and no partial result, and the next claim starts it afresh.
+
+The hot path of a probe is kept to few round trips (fleets probe hundreds at once):
+a Redis semaphore slot, the claim (one UPDATE … RETURNING with the endpoint), the HTTP
+completions, and one transaction for the result (run, transcripts, endpoint latest).
 """
 
 import logging
 import random
 import uuid
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 from celery.exceptions import SoftTimeLimitExceeded
 from django.contrib.auth.models import User
 from django.db import transaction
-from django.db.models import F, Q
-from django.db.models.functions import Coalesce
+from django.db.models import Q
 from django.utils import timezone
 
 from pi_dashboard.lib.errors import Conflict
@@ -32,6 +35,12 @@ from pi_dashboard.probes.models import (
 )
 from pi_dashboard.probes.outbound import OutboundRefused
 from pi_dashboard.probes.services import drift, endpoints, fleet
+from pi_dashboard.probes.services.claims import (
+    Claim,
+    claim_release,
+    claim_renew,
+    claim_take,
+)
 
 log = logging.getLogger(__name__)
 
@@ -41,17 +50,19 @@ def run_budget_seconds(endpoint: Endpoint) -> float:
     return 10 * endpoint.trials * endpoint.timeout_seconds + conf.lease_grace_seconds()
 
 
-def lease_seconds(endpoint: Endpoint) -> float:
-    # Renewed after every completion, so one completion's timeout plus grace is enough.
-    return endpoint.timeout_seconds + conf.lease_grace_seconds()
-
-
 def run_enqueue(run: ProbeRun, *, countdown: float = 0, producer: Any = None) -> None:
+    run_send(run.pk, run_budget_seconds(run.endpoint), countdown, producer)
+
+
+def run_send(
+    run_id: int, budget: float, countdown: float = 0, producer: Any = None
+) -> None:
+    """Send the probe task; its time limits (and semaphore lease) are the budget."""
     from pi_dashboard.probes import tasks
 
-    budget = run_budget_seconds(run.endpoint)
+    # countdown 0 sends no ETA: the message is not held back by the worker.
     tasks.probe_run.apply_async(
-        (run.pk,),
+        (run_id,),
         countdown=countdown,
         soft_time_limit=int(budget),
         time_limit=int(budget) + 15,
@@ -88,28 +99,8 @@ def probe_request(
 
 def run_claim(*, run: ProbeRun) -> str | None:
     """Take the run (pending, or abandoned past its lease); the claim token or None."""
-    now = timezone.now()
-    token = uuid.uuid4().hex
-    claimable = Q(state=RunState.PENDING) | Q(
-        state=RunState.RUNNING, lease_until__lt=now
-    )
-    claimed = ProbeRun.objects.filter(
-        claimable, pk=run.pk, attempts__lt=conf.max_attempts()
-    ).update(
-        state=RunState.RUNNING,
-        claim_token=token,
-        lease_until=now + timedelta(seconds=lease_seconds(run.endpoint)),
-        attempts=F("attempts") + 1,
-        started_at=Coalesce(F("started_at"), now),
-    )
-    return token if claimed else None
-
-
-def run_heartbeat(*, run: ProbeRun, token: str) -> None:
-    lease = timedelta(seconds=lease_seconds(run.endpoint))
-    ProbeRun.objects.filter(pk=run.pk, claim_token=token).update(
-        lease_until=timezone.now() + lease
-    )
+    claim = claim_take(run.pk)
+    return claim.token if claim else None
 
 
 def _locked_claimed(run_id: int, token: str) -> ProbeRun | None:
@@ -120,27 +111,37 @@ def _locked_claimed(run_id: int, token: str) -> ProbeRun | None:
 
 
 @transaction.atomic
-def run_finish(*, run_id: int, token: str, outcome: algorithm.ProbeOutcome) -> bool:
+def run_finish(
+    *,
+    run_id: int,
+    token: str,
+    outcome: algorithm.ProbeOutcome,
+    claim: Claim | None = None,
+) -> bool:
     """Write the whole result at once; False when the claim was lost meanwhile."""
-    run = _locked_claimed(run_id, token)
-    if run is None:
-        return False
-    endpoint = Endpoint.objects.select_for_update().get(pk=run.endpoint_id)
     now = timezone.now()
-    run.state = RunState.DONE
-    run.verdict = outcome.verdict
-    run.native_grade = outcome.native_grade
-    run.variant = outcome.variant
-    run.diagnostic = outcome.diagnostic
-    run.tool_probe = outcome.tool_probe
-    run.protocol = outcome.protocol
-    run.completions = len(outcome.exchanges)
-    run.finished_at = now
-    run.lease_until = None
-    run.save()
+    won = ProbeRun.objects.filter(
+        pk=run_id, claim_token=token, state=RunState.RUNNING
+    ).update(
+        state=RunState.DONE,
+        verdict=outcome.verdict,
+        native_grade=outcome.native_grade,
+        variant=outcome.variant,
+        diagnostic=outcome.diagnostic,
+        tool_probe=outcome.tool_probe,
+        protocol=outcome.protocol,
+        completions=len(outcome.exchanges),
+        finished_at=now,
+        lease_until=None,
+    )
+    if not won:
+        return False  # another worker took over after our lease ran out
+    if claim is None:  # called without a claim at hand (tests, tools): read it
+        run = ProbeRun.objects.select_related("endpoint").get(pk=run_id)
+        claim = Claim(run_id, token, run.fleet_id, run.endpoint, 0.0)
     ProbeExchange.objects.bulk_create(
         ProbeExchange(
-            run=run,
+            run_id=run_id,
             seq=i,
             kind=ex["kind"],
             passed=ex["passed"],
@@ -149,22 +150,57 @@ def run_finish(*, run_id: int, token: str, outcome: algorithm.ProbeOutcome) -> b
         )
         for i, ex in enumerate(outcome.exchanges)
     )
-    drift.drift_record(endpoint=endpoint, run=run)
-    endpoint.last_verdict = run.verdict
-    endpoint.last_grade = run.native_grade
-    endpoint.last_variant = run.variant
-    endpoint.last_probed_at = now
-    endpoint.save(
-        update_fields=["last_verdict", "last_grade", "last_variant", "last_probed_at"]
+    after = (outcome.verdict, outcome.native_grade, outcome.variant)
+    before = _endpoint_advance(claim, after, now)
+    drift.drift_record(
+        endpoint_id=claim.endpoint.pk,
+        model_key=claim.endpoint.model_key,
+        run_id=run_id,
+        before=before,
+        after=after,
+        at=now,
     )
-    _complete_fleet_after_commit(run)
+    _complete_fleet_after_commit(claim.fleet_id)
     return True
 
 
-def _complete_fleet_after_commit(run: ProbeRun) -> None:
+def _endpoint_advance(
+    claim: Claim, after: tuple[str, str, str], now: datetime
+) -> tuple[str, str, str]:
+    """Move the endpoint's latest verdict to `after`; return the one it replaced.
+
+    Optimistic: the update applies only if the latest is still what the claim saw,
+    which is the rule (no lock taken beyond the UPDATE's own). When another run of
+    the endpoint finished meanwhile, lock the row and read what it holds now.
+    """
+    latest = {
+        "last_verdict": after[0],
+        "last_grade": after[1],
+        "last_variant": after[2],
+        "last_probed_at": now,
+    }
+    seen = claim.seen
+    moved = Endpoint.objects.filter(
+        pk=claim.endpoint.pk,
+        last_verdict=seen[0],
+        last_grade=seen[1],
+        last_variant=seen[2],
+    ).update(**latest)
+    if moved:
+        return seen
+    row = (
+        Endpoint.objects.select_for_update()
+        .filter(pk=claim.endpoint.pk)
+        .values_list("last_verdict", "last_grade", "last_variant")
+        .first()
+    )
+    Endpoint.objects.filter(pk=claim.endpoint.pk).update(**latest)
+    return row or ("", "", "")
+
+
+def _complete_fleet_after_commit(fleet_id: int | None) -> None:
     # After commit, not inside: the run that commits last then sees every other run
     # finished, and finishing runs never queue on the fleet row's lock.
-    fleet_id = run.fleet_id
     if fleet_id is not None:
         transaction.on_commit(lambda: fleet.fleet_complete_if_done(fleet_id=fleet_id))
 
@@ -185,65 +221,70 @@ def run_stop(*, run_id: int, token: str | None, state: RunState, error: str) -> 
     run.finished_at = timezone.now()
     run.lease_until = None
     run.save(update_fields=["state", "error", "finished_at", "lease_until"])
-    _complete_fleet_after_commit(run)
+    _complete_fleet_after_commit(run.fleet_id)
     return True
 
 
-def run_release(*, run: ProbeRun, token: str) -> None:
-    """Give the claim back (the task will retry)."""
-    ProbeRun.objects.filter(
-        pk=run.pk, claim_token=token, state=RunState.RUNNING
-    ).update(state=RunState.PENDING, lease_until=None, claim_token="")
+def probe_run_execute(
+    *, run_id: int, final_attempt: bool, budget_seconds: float | None = None
+) -> str:
+    """Claim and probe one run. Raises chat.Unreachable for the task to retry.
 
-
-def probe_run_execute(*, run_id: int, final_attempt: bool) -> str:
-    """Claim and probe one run. Raises chat.Unreachable for the task to retry."""
-    run = ProbeRun.objects.select_related("endpoint").filter(pk=run_id).first()
-    if run is None or run.is_terminal:
-        return "nothing to do"
-    member = str(run.pk)
-    budget = run_budget_seconds(run.endpoint)
+    `budget_seconds` is the task's hard time limit: the longest the semaphore slot
+    can be held (a worker that dies frees it when that lease ends).
+    """
+    member = str(run_id)
+    budget = budget_seconds or DEFAULT_BUDGET_SECONDS
     if not semaphore.acquire(member, cap=conf.max_concurrency(), lease_seconds=budget):
-        run_enqueue(run, countdown=random.uniform(0.2, 1.0))  # noqa: S311 (jitter)
+        run_send(run_id, budget, countdown=random.uniform(0.2, 1.0))  # noqa: S311
         return "deferred: concurrency cap reached"
     try:
-        token = run_claim(run=run)
-        if token is None:
+        claim = claim_take(run_id)
+        if claim is None:
+            # Rare path: say why (finished, gone, or held by another worker).
+            run = ProbeRun.objects.filter(pk=run_id).only("state").first()
+            if run is None or run.is_terminal:
+                return "nothing to do"
             return "claimed elsewhere"
-        return _probe_claimed(run, token, final_attempt=final_attempt)
+        return _probe_claimed(claim, final_attempt=final_attempt)
     finally:
         semaphore.release(member)
 
 
-def _probe_claimed(run: ProbeRun, token: str, *, final_attempt: bool) -> str:
+# Semaphore lease when the caller does not pass its time limit (direct calls).
+DEFAULT_BUDGET_SECONDS = 900.0
+
+
+def _probe_claimed(claim: Claim, *, final_attempt: bool) -> str:
+    run_id, token, endpoint = claim.run_id, claim.token, claim.endpoint
     try:
-        target, setup_error, _ = endpoints.endpoint_target(run.endpoint)
+        target, setup_error, _ = endpoints.endpoint_target(endpoint)
     except OutboundRefused as exc:
-        run_stop(run_id=run.pk, token=token, state=RunState.REFUSED, error=exc.detail)
+        run_stop(run_id=run_id, token=token, state=RunState.REFUSED, error=exc.detail)
         return "refused"
     client = chat.http_client(target) if target else _NullClient()
     with client:
         session = algorithm.ProbeSession(
             client=client,  # type: ignore[arg-type]
             target=target,
-            run_key=f"run-{run.pk}",
-            trials=run.endpoint.trials,
+            run_key=f"run-{run_id}",
+            trials=endpoint.trials,
             setup_error=setup_error,
-            progress=lambda: run_heartbeat(run=run, token=token),
+            progress=lambda: claim_renew(claim),
         )
         try:
             outcome = algorithm.probe(session)
         except SoftTimeLimitExceeded:
             error = "The probe ran past its time limit."
-            run_stop(run_id=run.pk, token=token, state=RunState.FAILED, error=error)
+            run_stop(run_id=run_id, token=token, state=RunState.FAILED, error=error)
             return "failed: time limit"
         except chat.Unreachable as exc:
             if not final_attempt:
-                run_release(run=run, token=token)
+                claim_release(claim)
                 raise
-            run_stop(run_id=run.pk, token=token, state=RunState.FAILED, error=str(exc))
+            run_stop(run_id=run_id, token=token, state=RunState.FAILED, error=str(exc))
             return "failed: unreachable"
-    finished = run_finish(run_id=run.pk, token=token, outcome=outcome)
+    finished = run_finish(run_id=run_id, token=token, outcome=outcome, claim=claim)
     return outcome.verdict if finished else "claim lost"
 
 
