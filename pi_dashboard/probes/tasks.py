@@ -27,8 +27,9 @@ PROBE_MAX_RETRIES = 3
     time_limit=930,
 )
 def probe_run(self: Task, run_id: int) -> str:  # type: ignore[type-arg]
-    # The worker keeps its database connection between tasks (CELERY_DB_REUSE_MAX);
-    # like a web request, drop it here when too old or broken.
+    # Where the worker keeps its database connection between tasks (when
+    # CELERY_DB_REUSE_MAX is set), drop it here when too old or broken, as Django
+    # does per web request; otherwise Celery already closed it (a no-op).
     close_old_connections()
     final = self.request.retries >= PROBE_MAX_RETRIES
     hard_limit = (self.request.timelimit or (None, None))[0]
