@@ -3,9 +3,18 @@
 import os
 
 from celery import Celery
+from celery.signals import task_prerun
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "pi_dashboard.settings")
 
 app = Celery("pi_dashboard")
 app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks()
+
+
+@task_prerun.connect
+def _drop_stale_connections(**kwargs: object) -> None:
+    """Like a request does: drop connections past CONN_MAX_AGE or broken ones."""
+    from django.db import close_old_connections
+
+    close_old_connections()

@@ -144,6 +144,11 @@ CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_TIME_LIMIT = env_int("CELERY_TASK_TIME_LIMIT", 600)
 CELERY_TASK_SOFT_TIME_LIMIT = env_int("CELERY_TASK_SOFT_TIME_LIMIT", 540)
 CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 900}
+# Keep each worker thread's database connection between tasks (Celery's Django fixup
+# otherwise reconnects around every task, a PostgreSQL fork per probe). Connections
+# are still health-checked and aged out by CONN_MAX_AGE before each task
+# (pi_dashboard/celery.py).
+CELERY_DB_REUSE_MAX = 1000
 CELERY_BEAT_SCHEDULER = "django_celery_beat.schedulers:DatabaseScheduler"
 CELERY_TIMEZONE = "UTC"
 CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER")

@@ -90,8 +90,8 @@ def test_500_endpoints_within_one_and_a_half_times_ideal(
         PI_PROBES_ALLOW_PRIVATE="1",
         PI_PROBES_MAX_CONCURRENCY=str(CONCURRENCY),
     )
-    # To compare a settings variant (e.g. one with CELERY_DB_REUSE_MAX) side by side:
-    # BENCH_WORKER_SETTINGS=<module> runs the workers with it. Off by default.
+    # To compare a settings variant side by side, BENCH_WORKER_SETTINGS=<module>
+    # runs the workers with it. Off by default.
     if os.environ.get("BENCH_WORKER_SETTINGS"):
         env["DJANGO_SETTINGS_MODULE"] = os.environ["BENCH_WORKER_SETTINGS"]
     per_worker = CONCURRENCY // WORKERS
