@@ -1,12 +1,19 @@
 """Operator actions: one POST each, calling one control service.
 
+A GET of the same URL (with the form's fields in the query string) is the plain
+confirmation page: the dialog's exact text and one POST button, so actions work
+without JavaScript; with JavaScript the button opens that text as a dialog.
+
 htmx posts get a fragment with each created command's live status (the control app's
-`control/_command_status.html`, which polls until the command is final); plain form
-posts are redirected back to the page with a message. A refused action (DomainError)
-shows the service's message; the service has already audited it.
+`control/_command_status.html`, which polls until the command is final) and an
+`HX-Trigger: fleet-changed` event, on which the page's rules, calibration and command
+lists reload themselves; plain form posts are redirected back to the page with a
+message. A refused action (DomainError) shows the service's message; the service has
+already audited it.
 """
 
 from collections.abc import Callable
+from typing import Any
 
 from django import forms
 from django.contrib import messages
@@ -14,14 +21,19 @@ from django.contrib.auth.models import User
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
-from django.views.decorators.http import require_POST
+from django.views.decorators.http import require_http_methods
 
 from pi_dashboard.accounts.models import Role
 from pi_dashboard.accounts.roles import role_required
 from pi_dashboard.control import audit, services
 from pi_dashboard.control.models import Command
 from pi_dashboard.fleet.models import HostModel, Model
+from pi_dashboard.fleet.pages import action_specs as specs
+from pi_dashboard.fleet.pages.detail import hostnames_by_host, hosts_with_rule
 from pi_dashboard.lib.errors import DomainError
+
+# Sent with every successful htmx action; the pages' live sections listen for it.
+CHANGED_EVENT = "fleet-changed"
 
 
 class HostModelActionForm(forms.Form):
@@ -38,6 +50,25 @@ class ModelActionForm(forms.Form):
 
 
 Service = Callable[[User, HostModel, forms.Form], list[Command]]
+SpecFor = Callable[[HostModel, list[str], forms.Form], specs.ActionSpec | None]
+
+
+def bad_request(form: forms.Form) -> HttpResponse:
+    return HttpResponse(
+        f"Bad request: {form.errors.as_text()}", status=400, content_type="text/plain"
+    )
+
+
+def confirm_page(
+    request: HttpRequest, spec: specs.ActionSpec | None, back: str
+) -> HttpResponse:
+    if spec is None:
+        return HttpResponse(
+            "Bad request: this action needs more fields (which rule?).",
+            status=400,
+            content_type="text/plain",
+        )
+    return render(request, "fleet/action_confirm.html", {"spec": spec, "back": back})
 
 
 def run_action(
@@ -56,7 +87,9 @@ def run_action(
         messages.error(request, error.detail)
         return redirect(back)
     if request.htmx:  # type: ignore[attr-defined]
-        return render(request, "fleet/_action_result.html", {"commands": commands})
+        response = render(request, "fleet/_action_result.html", {"commands": commands})
+        response["HX-Trigger"] = CHANGED_EVENT
+        return response
     messages.success(
         request,
         f"Sent {len(commands)} command{'s' if len(commands) != 1 else ''}: "
@@ -65,20 +98,24 @@ def run_action(
     return redirect(back)
 
 
-def host_model_action(request: HttpRequest, service: Service) -> HttpResponse:
-    form = HostModelActionForm(request.POST)
+def host_model_action(
+    request: HttpRequest, service: Service, spec_for: SpecFor
+) -> HttpResponse:
+    """POST: run the action. GET: its confirmation page."""
+    form = HostModelActionForm(
+        request.POST if request.method == "POST" else request.GET
+    )
     if not form.is_valid():
-        return HttpResponse(
-            f"Bad request: {form.errors.as_text()}",
-            status=400,
-            content_type="text/plain",
-        )
+        return bad_request(form)
     hm = get_object_or_404(
         HostModel.objects.select_related("host", "model"),
         host__pi_id=form.cleaned_data["host"],
         model__key=form.cleaned_data["model"],
     )
     back = reverse("fleet:host_model", args=[hm.host.pi_id, hm.model.key])
+    if request.method == "GET":
+        names = hostnames_by_host([hm.host_id]).get(hm.host_id, [])
+        return confirm_page(request, spec_for(hm, names, form), back)
     user = request.user
     assert isinstance(user, User)
     return run_action(
@@ -86,7 +123,12 @@ def host_model_action(request: HttpRequest, service: Service) -> HttpResponse:
     )
 
 
-@require_POST
+def pick(choices: list[specs.ActionSpec], form: forms.Form) -> specs.ActionSpec:
+    """The plain action, or its "also" variant (forget / re-probe)."""
+    return choices[1 if form.cleaned_data["also"] else 0]
+
+
+@require_http_methods(["GET", "POST"])
 @role_required(Role.OPERATOR)
 def remove_rule(request: HttpRequest) -> HttpResponse:
     def call(user: User, hm: HostModel, form: forms.Form) -> list[Command]:
@@ -101,10 +143,14 @@ def remove_rule(request: HttpRequest) -> HttpResponse:
             ip_address=audit.client_ip(request),
         )
 
-    return host_model_action(request, call)
+    def spec(hm: HostModel, names: list[str], form: forms.Form) -> Any:
+        mode = form.cleaned_data["mode"]
+        return pick(specs.remove_rule_specs(hm, mode, names), form) if mode else None
+
+    return host_model_action(request, call, spec)
 
 
-@require_POST
+@require_http_methods(["GET", "POST"])
 @role_required(Role.OPERATOR)
 def reset_protocol(request: HttpRequest) -> HttpResponse:
     def call(user: User, hm: HostModel, form: forms.Form) -> list[Command]:
@@ -115,10 +161,13 @@ def reset_protocol(request: HttpRequest) -> HttpResponse:
             ip_address=audit.client_ip(request),
         )
 
-    return host_model_action(request, call)
+    def spec(hm: HostModel, names: list[str], form: forms.Form) -> Any:
+        return pick(specs.reset_protocol_specs(hm, names), form)
+
+    return host_model_action(request, call, spec)
 
 
-@require_POST
+@require_http_methods(["GET", "POST"])
 @role_required(Role.OPERATOR)
 def probe(request: HttpRequest) -> HttpResponse:
     def call(user: User, hm: HostModel, form: forms.Form) -> list[Command]:
@@ -126,20 +175,23 @@ def probe(request: HttpRequest) -> HttpResponse:
             actor=user, host_model=hm, ip_address=audit.client_ip(request)
         )
 
-    return host_model_action(request, call)
+    def spec(hm: HostModel, names: list[str], form: forms.Form) -> Any:
+        return specs.probe_spec(hm, names)
+
+    return host_model_action(request, call, spec)
 
 
-@require_POST
+@require_http_methods(["GET", "POST"])
 @role_required(Role.OPERATOR)
 def remove_rule_everywhere(request: HttpRequest) -> HttpResponse:
-    form = ModelActionForm(request.POST)
+    form = ModelActionForm(request.POST if request.method == "POST" else request.GET)
     if not form.is_valid():
-        return HttpResponse(
-            f"Bad request: {form.errors.as_text()}",
-            status=400,
-            content_type="text/plain",
-        )
+        return bad_request(form)
     model = get_object_or_404(Model, key=form.cleaned_data["model"])
+    if request.method == "GET":
+        mode = form.cleaned_data["mode"]
+        spec = specs.remove_everywhere_spec(model, mode, hosts_with_rule(model, mode))
+        return confirm_page(request, spec, reverse("fleet:model", args=[model.key]))
     user = request.user
     assert isinstance(user, User)
     return run_action(

@@ -45,6 +45,13 @@ def partial_name(request: HttpRequest, template: str, partial: str) -> str:
     return f"{template}#{partial}" if wants_partial(request) else template
 
 
+def htmx_target(request: HttpRequest) -> str:
+    """The element id an htmx request will swap ("" for a full page)."""
+    if not wants_partial(request):
+        return ""
+    return str(request.htmx.target or "")  # type: ignore[attr-defined]
+
+
 def base_context(request: HttpRequest) -> dict[str, Any]:
     time_range = range_from_request(request)
     return {
@@ -128,6 +135,8 @@ def model_detail(request: HttpRequest, key: str) -> HttpResponse:
         open_commands=list(detail.open_commands(model=model)),
         **server_probes(model, runs=False),
     )
+    if htmx_target(request) == "model-state":
+        return render(request, "fleet/model_detail.html#state", ctx)
     return render(request, "fleet/model_detail.html", ctx)
 
 
@@ -186,7 +195,7 @@ def host_model_detail(request: HttpRequest, host_id: str, key: str) -> HttpRespo
     )
     form = EventFilterForm(request.GET)
     filters = form.cleaned_data if form.is_valid() else {}
-    if wants_partial(request):
+    if wants_partial(request) and htmx_target(request) != "hm-state":
         # Filtering or paging the events list: only that part is rendered.
         ctx.update(
             hm=hm,
@@ -203,6 +212,7 @@ def host_model_detail(request: HttpRequest, host_id: str, key: str) -> HttpRespo
     counts = counts_by_cell(
         since=tr.since(), host_ids=[hm.host_id], model_ids=[hm.model_id]
     ).get((hm.host_id, hm.model_id), Counts())
+    recent = detail.recent_commands(host=hm.host, model=hm.model)
     ctx.update(
         hm=hm,
         host=hm.host,
@@ -228,7 +238,10 @@ def host_model_detail(request: HttpRequest, host_id: str, key: str) -> HttpRespo
             host_model=hm, filters=filters, cursor=filters.get("cursor") or ""
         ),
         event_options=hm_pages.event_filter_options(hm),
-        recent_commands=detail.recent_commands(host=hm.host, model=hm.model),
+        recent_commands=recent,
+        commands_live=any(not c.is_settled for c in recent),
         **server_probes(hm.model, runs=True),
     )
+    if htmx_target(request) == "hm-state":
+        return render(request, "fleet/host_model_detail.html#state", ctx)
     return render(request, "fleet/host_model_detail.html", ctx)

@@ -152,8 +152,112 @@ def test_bad_action_requests_are_clear_errors(
     assert not Command.objects.exists()
 
 
-def test_actions_need_post(client, operator, fleet):
-    assert login(client, operator).get("/actions/probe/").status_code == 405
+def test_actions_change_nothing_without_post(client, operator, fleet):
+    login(client, operator)
+    assert client.put("/actions/probe/").status_code == 405
+    # A GET is the confirmation page only: it creates no command.
+    assert client.get(f"/actions/probe/?host={AMD}&model={MODEL}").status_code == 200
+    assert not Command.objects.exists()
+
+
+def test_buttons_link_to_a_confirmation_page_that_works_without_javascript(
+    client, operator, fleet
+):
+    body = login(client, operator).get(PAGE).content.decode()
+    href = (
+        f"/actions/remove-rule/?host={AMD}&amp;model=openai%2Fgpt-5.1"
+        "&amp;mode=numberFromString&amp;also="
+    )
+    assert f'<a class="btn btn-sm" href="{href}" role="button"' in body
+    page = client.get(href.replace("&amp;", "&"))
+    text = page.content.decode()
+    assert page.status_code == 200
+    assert "<html" in text
+    assert "Remove the numberFromString rule?" in text
+    assert (
+        f"Removes the standing rule numberFromString for {MODEL} on host {AMD} "
+        "(maria-workstation)." in text
+    )
+    assert '<form method="post" action="/actions/remove-rule/">' in text
+    assert "hx-post" not in text
+    assert f'href="{PAGE}">Cancel</a>' in text
+    assert not Command.objects.exists()
+    # Confirming posts the same fields; the page comes back with the command.
+    done = client.post(
+        "/actions/remove-rule/",
+        {"host": AMD, "model": MODEL, "mode": "numberFromString", "also": ""},
+        follow=True,
+    )
+    assert done.redirect_chain[-1][0] == PAGE
+    assert Command.objects.get().kind == "remove_rule"
+
+
+@pytest.mark.parametrize(
+    ("url", "expected"),
+    [
+        (
+            f"/actions/remove-rule/?host={AMD}&model={MODEL}&mode=m&also=on",
+            "Remove the m rule and forget its statistics?",
+        ),
+        (
+            f"/actions/reset-protocol/?host={XEON}&model=llamacpp/glm-4.6&also=on",
+            "Reset the calibration and probe again?",
+        ),
+        (
+            f"/actions/reset-protocol/?host={XEON}&model=llamacpp/glm-4.6",
+            "Reset the text-protocol calibration?",
+        ),
+        (f"/actions/probe/?host={AMD}&model={MODEL}", "Probe this model on its host?"),
+        (
+            f"/actions/remove-rule-everywhere/?model={MODEL}&mode=numberFromString",
+            f"numberFromString for {MODEL} on 1 host: {AMD}.",
+        ),
+    ],
+)
+def test_every_action_has_a_confirmation_page(client, operator, fleet, url, expected):
+    response = login(client, operator).get(url)
+    assert response.status_code == 200
+    assert expected in response.content.decode()
+
+
+def test_confirmation_page_errors_and_roles(client, operator, viewer, fleet):
+    login(client, operator)
+    assert (
+        client.get(f"/actions/remove-rule/?host={AMD}&model={MODEL}").status_code == 400
+    )
+    assert client.get(f"/actions/probe/?host=nope&model={MODEL}").status_code == 404
+    login(client, viewer)
+    assert client.get(f"/actions/probe/?host={AMD}&model={MODEL}").status_code == 403
+
+
+def test_htmx_action_tells_the_page_to_refresh(client, operator, fleet):
+    response = login(client, operator).post(
+        "/actions/probe/", {"host": AMD, "model": MODEL}, HTTP_HX_REQUEST="true"
+    )
+    assert response["HX-Trigger"] == "fleet-changed"
+    page = client.get(PAGE).content.decode()
+    assert 'hx-trigger="fleet-changed from:body, every 10s' in page
+    # The live section alone, with the new command listed.
+    part = client.get(PAGE, HTTP_HX_REQUEST="true", HTTP_HX_TARGET="hm-state")
+    body = part.content.decode()
+    assert body.lstrip().startswith('<div id="hm-state"')
+    assert "<html" not in body
+    assert "Standing rules" in body
+    assert f'id="command-{Command.objects.get().pk}"' in body
+    model = client.get(
+        f"/models/{MODEL}/", HTTP_HX_REQUEST="true", HTTP_HX_TARGET="model-state"
+    ).content.decode()
+    assert model.lstrip().startswith('<div id="model-state"')
+    assert "Open commands" in model
+
+
+def test_refused_htmx_action_does_not_trigger_a_refresh(client, operator, fleet):
+    response = login(client, operator).post(
+        "/actions/remove-rule/",
+        {"host": AMD, "model": MODEL, "mode": "noSuchMode"},
+        HTTP_HX_REQUEST="true",
+    )
+    assert "HX-Trigger" not in response
 
 
 def test_action_post_needs_csrf(operator, fleet):

@@ -6,6 +6,7 @@ before anyone clicks: the same sentences the tests read.
 
 import hashlib
 from dataclasses import dataclass, field
+from urllib.parse import urlencode
 
 from django.urls import reverse
 
@@ -22,6 +23,11 @@ class ActionSpec:
     fields: dict[str, str] = field(default_factory=dict)
     confirm_label: str = "Confirm"
     danger: bool = True
+
+    @property
+    def confirm_url(self) -> str:
+        """The plain confirmation page (GET): the dialog's text without JavaScript."""
+        return f"{self.url}?{urlencode(self.fields)}"
 
 
 def dom_id(*parts: str) -> str:

@@ -76,6 +76,13 @@ def model_hosts(
     return rows, dict(sorted(by_mode.items()))
 
 
+def hosts_with_rule(model: Model, mode: str) -> list[str]:
+    """pi ids of the hosts holding a standing `mode` rule for `model`."""
+    hms = HostModel.objects.filter(model=model).select_related("host")
+    rows = [HostModelRow(hm, Counts(), 0.0) for hm in hms.order_by("host__pi_id")]
+    return [r.host_model.host.pi_id for r in rows if mode in r.rule_modes]
+
+
 def models_list() -> QuerySet[Model]:
     """Every model with how many hosts run it and its newest entry time."""
     return Model.objects.annotate(

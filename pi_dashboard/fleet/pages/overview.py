@@ -3,6 +3,10 @@
 Reads current state (HostModel) and hourly rollups only, so its cost depends on the
 size of the fleet and the range, never on how many events were ever stored. A fixed
 number of queries, whatever the number of hosts or models.
+
+Sorting by failures needs every host's total, so one SQL statement sums the range for
+the whole (filtered) fleet, per host × model, and returns plain tuples; everything
+else — cell details, hostnames — is read for the one page of hosts shown.
 """
 
 from collections import defaultdict
@@ -12,11 +16,13 @@ from typing import Any
 from urllib.parse import quote
 
 from django.core.paginator import Page, Paginator
+from django.db import connection
 from django.db.models import Exists, OuterRef, Q, QuerySet
 from django.urls import reverse
 
 from pi_dashboard.fleet.models import Agent, Host, HostModel, Model
-from pi_dashboard.fleet.pages.failures import Counts, counts_by_cell
+from pi_dashboard.fleet.pages.failures import FAILURE_KEYS
+from pi_dashboard.ingest.models import Dimension
 
 HOSTS_PER_PAGE = 25
 
@@ -38,7 +44,7 @@ class ModelInfo:
 class Cell:
     """One host × model of the matrix: plain values, no model instances.
 
-    Thousands of cells are built per request; ORM instances would cost most of it.
+    Hundreds of cells are rendered per request; ORM instances would cost most of it.
     """
 
     model_key: str
@@ -47,7 +53,7 @@ class Cell:
     protocol_status: str
     rule_count: int
     url: str
-    counts: Counts
+    failures: int
     rate: float
 
 
@@ -55,11 +61,14 @@ class Cell:
 class HostRow:
     host: HostInfo
     hostnames: list[str] = field(default_factory=list)
-    cells: dict[int, Cell] = field(default_factory=dict)
     failures: int = 0
     rules: int = 0
-    # The cells in column order (one per model column; None where not used).
+    # The page's cells, in column order (None where the host does not use a model).
     cell_list: list[Cell | None] = field(default_factory=list)
+
+    @property
+    def cells(self) -> list[Cell]:
+        return [cell for cell in self.cell_list if cell is not None]
 
 
 @dataclass
@@ -70,19 +79,6 @@ class Overview:
     fleet_is_empty: bool
     providers: list[str]
     host_ids: list[str]
-
-
-CELL_FIELDS = (
-    "host_id",
-    "host__pi_id",
-    "host__last_contact_at",
-    "model_id",
-    "model__key",
-    "probe_status",
-    "probe_grade",
-    "protocol_status",
-    "rule_count",
-)
 
 
 def host_models(filters: dict[str, Any]) -> QuerySet[HostModel]:
@@ -102,6 +98,35 @@ def host_models(filters: dict[str, Any]) -> QuerySet[HostModel]:
             Q(host__pi_id__icontains=q) | Q(model__key__icontains=q) | Exists(named)
         )
     return qs
+
+
+# The filtered cells with their failures in the range: one row per host × model.
+# Rollups are summed per cell first (GROUP BY on the rollup index's columns), then
+# joined to the few thousand current cells.
+_CELL_TOTALS = """
+SELECT hm.host_id, hm.model_id, hm.rule_count, coalesce(f.n, 0)
+FROM ({cells}) hm
+LEFT JOIN (
+    SELECT host_id, model_id, sum(count) AS n FROM ingest_rollup
+    WHERE dimension = %s AND bucket >= %s AND key = ANY(%s)
+    GROUP BY host_id, model_id
+) f ON f.host_id = hm.host_id AND f.model_id = hm.model_id
+"""
+
+
+def cell_totals(
+    filters: dict[str, Any], since: datetime
+) -> list[tuple[int, int, int, int]]:
+    """(host id, model id, rule count, failures in range) of every filtered cell."""
+    cells = host_models(filters).values("host_id", "model_id", "rule_count")
+    cells_sql, cells_params = cells.query.sql_with_params()
+    with connection.cursor() as cursor:
+        cursor.execute(
+            _CELL_TOTALS.format(cells=cells_sql),
+            [*cells_params, Dimension.OUTCOME.value, since, list(FAILURE_KEYS)],
+        )
+        rows: list[tuple[int, int, int, int]] = cursor.fetchall()
+    return rows
 
 
 def cell_url(hosts_prefix: str, pi_id: str, key: str) -> str:
@@ -136,45 +161,80 @@ def overview_build(
     *, filters: dict[str, Any], since: datetime, hours: int, page_number: str | None
 ) -> Overview:
     """Everything the overview shows for one page of hosts."""
-    counts = counts_by_cell(since=since)
-    prefix = reverse("fleet:hosts")
+    totals = cell_totals(filters, since)
+    hosts = {
+        pk: HostInfo(pk, pi_id, contact)
+        for pk, pi_id, contact in Host.objects.order_by("pi_id").values_list(
+            "pk", "pi_id", "last_contact_at"
+        )
+    }
     rows: dict[int, HostRow] = {}
-    models: dict[int, ModelInfo] = {}
-    cell_count = 0
-    empty = Counts()
-    for values in host_models(filters).values_list(*CELL_FIELDS):
-        host_id, pi_id, contact, model_id, key, status, grade, protocol, rules = values
+    failures: dict[tuple[int, int], int] = {}
+    model_ids: set[int] = set()
+    for host_id, model_id, rules, n in totals:
         row = rows.get(host_id)
         if row is None:
-            row = rows[host_id] = HostRow(host=HostInfo(host_id, pi_id, contact))
-        c = counts.get((host_id, model_id), empty)
-        url = cell_url(prefix, pi_id, key)
-        row.cells[model_id] = Cell(
-            key, status, grade, protocol, rules, url, c, c.rate(hours)
-        )
-        row.failures += c.failures
+            row = rows[host_id] = HostRow(host=hosts[host_id])
+        row.failures += n
         row.rules += rules
-        if model_id not in models:
-            models[model_id] = ModelInfo(model_id, key)
-        cell_count += 1
+        failures[(host_id, model_id)] = n
+        model_ids.add(model_id)
     ordered = sort_rows(list(rows.values()), filters.get("sort") or "-failures")
     page = Paginator(ordered, HOSTS_PER_PAGE).get_page(page_number)
-    columns = sorted(models.values(), key=lambda m: m.key)
-    for row in page.object_list:
-        row.cell_list = [row.cells.get(m.pk) for m in columns]
-    attach_hostnames(list(page.object_list))
+    columns = [
+        ModelInfo(pk, key)
+        for pk, key in Model.objects.filter(pk__in=model_ids)
+        .order_by("key")
+        .values_list("pk", "key")
+    ]
+    page_cells(filters, list(page.object_list), columns, failures, hours)
     return Overview(
         models=columns,
         page=page,
-        cell_count=cell_count,
-        fleet_is_empty=not cell_count and not HostModel.objects.exists(),
+        cell_count=len(totals),
+        fleet_is_empty=not totals and not HostModel.objects.exists(),
         providers=list(
             Model.objects.order_by("provider")
             .values_list("provider", flat=True)
             .distinct()
         ),
-        host_ids=list(Host.objects.values_list("pi_id", flat=True)),
+        host_ids=[h.pi_id for h in hosts.values()],
     )
+
+
+CELL_FIELDS = (
+    "host_id",
+    "model_id",
+    "model__key",
+    "probe_status",
+    "probe_grade",
+    "protocol_status",
+    "rule_count",
+)
+
+
+def page_cells(
+    filters: dict[str, Any],
+    rows: list[HostRow],
+    columns: list[ModelInfo],
+    failures: dict[tuple[int, int], int],
+    hours: int,
+) -> None:
+    """Fill in the cells and hostnames of the hosts on this page (two queries)."""
+    by_id = {row.host.pk: row for row in rows}
+    prefix = reverse("fleet:hosts")
+    cells: dict[int, dict[int, Cell]] = defaultdict(dict)
+    values = host_models(filters).filter(host_id__in=by_id).values_list(*CELL_FIELDS)
+    for host_id, model_id, key, status, grade, protocol, rule_count in values:
+        n = failures.get((host_id, model_id), 0)
+        url = cell_url(prefix, by_id[host_id].host.pi_id, key)
+        cells[host_id][model_id] = Cell(
+            key, status, grade, protocol, rule_count, url, n, n / hours if hours else 0
+        )
+    for row in rows:
+        mine = cells[row.host.pk]
+        row.cell_list = [mine.get(m.pk) for m in columns]
+    attach_hostnames(rows)
 
 
 def attach_hostnames(rows: list[HostRow]) -> None:

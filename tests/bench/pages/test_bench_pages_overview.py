@@ -103,17 +103,33 @@ def add_events(first: int, last: int) -> None:
 
 
 def rebuild_rollups() -> None:
-    """Hourly outcome and phase counts from the events, as ingest keeps them."""
+    """Hourly counts of every dimension ingest keeps, derived from the events.
+
+    Ingest writes several rollup rows per line (outcome, tool, phase and failure code
+    or failure and repair modes), all in arrival order; the rows are inserted by
+    bucket so the outcome rows the overview reads are spread through the table as
+    they would be, not packed together.
+    """
     sql("DELETE FROM ingest_rollup")
     sql(
         """INSERT INTO ingest_rollup (bucket, host_id, model_id, dimension, key, count)
-           SELECT date_trunc('hour', ts), host_id, model_id, 'outcome',
-                  CASE outcome WHEN 'failed' THEN 'execution:failed'
-                               ELSE 'validation:' || outcome END, count(*)
-           FROM ingest_eventrecord GROUP BY 1, 2, 3, 5
-           UNION ALL
-           SELECT date_trunc('hour', ts), host_id, model_id, 'phase', phase, count(*)
-           FROM ingest_eventrecord WHERE phase <> '' GROUP BY 1, 2, 3, 5"""
+           SELECT date_trunc('hour', ts) AS bucket, host_id, model_id, d.dimension,
+                  d.key, count(*)
+           FROM ingest_eventrecord e
+           CROSS JOIN LATERAL (VALUES
+               ('outcome', CASE e.outcome WHEN 'failed' THEN 'execution:failed'
+                           ELSE 'validation:' || e.outcome END),
+               ('tool', e.tool),
+               ('phase', NULLIF(e.phase, '')),
+               ('failure_code', NULLIF(e.failure_code, '')),
+               ('failure_mode', CASE WHEN e.phase = '' THEN
+                   (ARRAY['stringified_json', 'missing_field'])[1 + e.id %% 2] END),
+               ('repair_mode', CASE WHEN e.outcome = 'repaired' THEN
+                   (ARRAY['parse_json', 'fill_default'])[1 + e.id %% 2] END)
+           ) AS d(dimension, key)
+           WHERE d.key IS NOT NULL
+           GROUP BY 1, 2, 3, 4, 5
+           ORDER BY 1, 2, 3"""
     )
     sql("ANALYZE ingest_rollup")
     sql("ANALYZE ingest_eventrecord")
