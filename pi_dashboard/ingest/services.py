@@ -11,11 +11,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from django.db import transaction
+from django.db import connection, transaction
 from django.utils import timezone
 
 from pi_dashboard.fleet.models import Agent, Host
 from pi_dashboard.ingest import lines, records, retention, store
+from pi_dashboard.ingest.gcpause import gc_paused
 from pi_dashboard.ingest.lines import Accepted, Rejection
 from pi_dashboard.ingest.records import Prepared
 from pi_dashboard.lib.errors import Conflict
@@ -47,15 +48,23 @@ def agent_bound_host(agent: Agent) -> Host:
 
 def agent_touch(*, agent: Agent, host: Host | None = None) -> None:
     now = timezone.now()
-    Agent.objects.filter(pk=agent.pk).update(last_contact_at=now)
-    if host is not None:
-        Host.objects.filter(pk=host.pk).update(last_contact_at=now)
+    if host is None:
+        Agent.objects.filter(pk=agent.pk).update(last_contact_at=now)
+        return
+    # Both rows in one statement: one round trip and one commit per batch.
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "WITH touched AS (UPDATE fleet_agent SET last_contact_at = %s "
+            "WHERE id = %s) UPDATE fleet_host SET last_contact_at = %s WHERE id = %s",
+            [now, agent.pk, now, host.pk],
+        )
 
 
 def events_ingest(*, agent: Agent, body: bytes) -> BatchResult:
     """Store the new lines of a `tool-recovery-events.jsonl` batch."""
     host = agent_bound_host(agent)
-    accepted, rejected = lines.lines_check(body, records.event_classify)
+    with gc_paused():
+        accepted, rejected = lines.lines_check(body, records.event_classify)
     return _rows_ingest(
         agent,
         host,
@@ -69,7 +78,8 @@ def events_ingest(*, agent: Agent, body: bytes) -> BatchResult:
 def corpus_ingest(*, agent: Agent, body: bytes) -> BatchResult:
     """Store the new lines of a `failure-corpus.jsonl` batch."""
     host = agent_bound_host(agent)
-    accepted, rejected = lines.lines_check(body, records.corpus_classify)
+    with gc_paused():
+        accepted, rejected = lines.lines_check(body, records.corpus_classify)
     return _rows_ingest(
         agent,
         host,
@@ -93,15 +103,16 @@ def _rows_ingest(
     statuses: dict[int, str] = {}
     unique: list[Prepared] = []
     seen: set[bytes] = set()
-    for record in accepted:
-        prepared = prepare(record)
-        if isinstance(prepared, Rejection):
-            rejected.append(prepared)
-        elif prepared.digest in seen:
-            statuses[prepared.line] = DUPLICATE  # the same content twice in one batch
-        else:
-            seen.add(prepared.digest)
-            unique.append(prepared)
+    with gc_paused():
+        for record in accepted:
+            prepared = prepare(record)
+            if isinstance(prepared, Rejection):
+                rejected.append(prepared)
+            elif prepared.digest in seen:
+                statuses[prepared.line] = DUPLICATE  # same content twice in a batch
+            else:
+                seen.add(prepared.digest)
+                unique.append(prepared)
     with transaction.atomic():
         unique, expired = _expired_split(unique, table)
         model_ids = store.models_ensure(p.model_key for p in unique if p.model_key)
