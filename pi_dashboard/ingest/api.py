@@ -12,6 +12,7 @@ from pi_dashboard.accounts.models import Role
 from pi_dashboard.fleet import services as fleet_services
 from pi_dashboard.fleet.auth import agent_auth
 from pi_dashboard.ingest import contracts, limits, lines, selectors, services
+from pi_dashboard.ingest.gcpause import gc_paused
 from pi_dashboard.ingest.models import CorpusRecord, Dimension, EventRecord
 from pi_dashboard.lib.errors import NotFound
 
@@ -75,20 +76,22 @@ NDJSON_BODY = {
 
 def _lines_endpoint(request: HttpRequest, ingest: Any) -> Any:
     try:
-        with limits.ingest_slot():
+        with limits.ingest_slot(), gc_paused():
             body = lines.request_body(request)
             result = ingest(agent=request.agent, body=body)  # type: ignore[attr-defined]
+            # Serialised directly: validating 1,000 result objects through the
+            # response schema costs as much as storing them. BatchOut's shape.
+            answer = orjson.dumps(
+                {
+                    "stored": result.stored,
+                    "duplicate": result.duplicate,
+                    "rejected": result.rejected,
+                    "results": result.results,
+                }
+            )
     except limits.Overloaded as exc:
         return _overloaded(exc)
-    # Serialised directly: validating 1,000 result objects through the response
-    # schema costs as much as storing them. The shape is BatchOut's, as documented.
-    answer = {
-        "stored": result.stored,
-        "duplicate": result.duplicate,
-        "rejected": result.rejected,
-        "results": result.results,
-    }
-    return HttpResponse(orjson.dumps(answer), content_type="application/json")
+    return HttpResponse(answer, content_type="application/json")
 
 
 @router.post(

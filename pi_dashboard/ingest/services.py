@@ -16,7 +16,6 @@ from django.utils import timezone
 
 from pi_dashboard.fleet.models import Agent, Host
 from pi_dashboard.ingest import lines, records, retention, store
-from pi_dashboard.ingest.gcpause import gc_paused
 from pi_dashboard.ingest.lines import Accepted, Rejection
 from pi_dashboard.ingest.records import Prepared
 from pi_dashboard.lib.errors import Conflict
@@ -63,8 +62,7 @@ def agent_touch(*, agent: Agent, host: Host | None = None) -> None:
 def events_ingest(*, agent: Agent, body: bytes) -> BatchResult:
     """Store the new lines of a `tool-recovery-events.jsonl` batch."""
     host = agent_bound_host(agent)
-    with gc_paused():
-        accepted, rejected = lines.lines_check(body, records.event_classify)
+    accepted, rejected = lines.lines_check(body, records.event_classify)
     return _rows_ingest(
         agent,
         host,
@@ -78,8 +76,7 @@ def events_ingest(*, agent: Agent, body: bytes) -> BatchResult:
 def corpus_ingest(*, agent: Agent, body: bytes) -> BatchResult:
     """Store the new lines of a `failure-corpus.jsonl` batch."""
     host = agent_bound_host(agent)
-    with gc_paused():
-        accepted, rejected = lines.lines_check(body, records.corpus_classify)
+    accepted, rejected = lines.lines_check(body, records.corpus_classify)
     return _rows_ingest(
         agent,
         host,
@@ -103,16 +100,15 @@ def _rows_ingest(
     statuses: dict[int, str] = {}
     unique: list[Prepared] = []
     seen: set[bytes] = set()
-    with gc_paused():
-        for record in accepted:
-            prepared = prepare(record)
-            if isinstance(prepared, Rejection):
-                rejected.append(prepared)
-            elif prepared.digest in seen:
-                statuses[prepared.line] = DUPLICATE  # same content twice in a batch
-            else:
-                seen.add(prepared.digest)
-                unique.append(prepared)
+    for record in accepted:
+        prepared = prepare(record)
+        if isinstance(prepared, Rejection):
+            rejected.append(prepared)
+        elif prepared.digest in seen:
+            statuses[prepared.line] = DUPLICATE  # the same content twice in one batch
+        else:
+            seen.add(prepared.digest)
+            unique.append(prepared)
     with transaction.atomic():
         unique, expired = _expired_split(unique, table)
         model_ids = store.models_ensure(p.model_key for p in unique if p.model_key)
