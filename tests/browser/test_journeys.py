@@ -148,3 +148,28 @@ def test_viewer_sees_no_actions_and_a_direct_post_is_refused(
     assert refused.actor == User.objects.get(username=viewer.username)
     assert refused.detail["path"] == "/actions/remove-rule/"
     assert not Command.objects.exists()
+
+
+def test_actions_work_without_javascript(live_server, new_page, operator, pi_fixtures):
+    """With JavaScript off, the button leads to a confirmation page that POSTs."""
+    from playwright.sync_api import expect
+
+    from tests.fleet.test_pages import seed_store
+
+    seed_store(json.loads((pi_fixtures / "model-adaptation.json").read_text()))
+    page = new_page(java_script_enabled=False)
+    log_in(page, live_server.url, operator.username, "pw-" + operator.username)
+    page.goto(f"{live_server.url}/hosts/{AMD}/models/{MODEL}/")
+    row = page.locator("tr", has=page.locator("code", has_text=MODE))
+    row.get_by_role("button", name="Remove…", exact=True).click()
+    expect(page.get_by_role("heading", level=1)).to_have_text(
+        f"Remove the {MODE} rule?"
+    )
+    expect(
+        page.get_by_text(f"Removes the standing rule {MODE} for {MODEL}")
+    ).to_be_visible()
+    page.get_by_role("button", name="Remove rule").click()
+    page.wait_for_url(f"{live_server.url}/hosts/{AMD}/models/{MODEL}/")
+    expect(page.get_by_text(f"Sent 1 command: remove rule on {AMD}")).to_be_visible()
+    command = Command.objects.get()
+    assert (command.kind, command.params) == ("remove_rule", {"mode": MODE})
