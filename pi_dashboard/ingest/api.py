@@ -1,5 +1,6 @@
 """Ingest endpoints (agent token), the published JSON Schemas, and record reads."""
 
+from collections.abc import Callable
 from datetime import datetime
 from typing import Any, Literal
 
@@ -72,9 +73,18 @@ NDJSON_BODY = {
         "description": "JSON Lines exactly as pi wrote them; gzip allowed.",
     }
 }
+# The three line endpoints differ only in the path and the service they call.
+LINES_OPERATION: dict[str, Any] = {
+    "auth": agent_auth,
+    "response": {200: BatchOut, **LINE_ERRORS},
+    "openapi_extra": NDJSON_BODY,
+    "exclude_none": True,
+}
 
 
-def _lines_endpoint(request: HttpRequest, ingest: Any) -> Any:
+def _lines_endpoint(
+    request: HttpRequest, ingest: Callable[..., services.BatchResult]
+) -> Any:
     try:
         with limits.ingest_slot(), gc_paused():
             body = lines.request_body(request)
@@ -94,37 +104,19 @@ def _lines_endpoint(request: HttpRequest, ingest: Any) -> Any:
     return HttpResponse(answer, content_type="application/json")
 
 
-@router.post(
-    "/ingest/events",
-    auth=agent_auth,
-    response={200: BatchOut, **LINE_ERRORS},
-    openapi_extra=NDJSON_BODY,
-    exclude_none=True,
-)
+@router.post("/ingest/events", **LINES_OPERATION)
 def ingest_events(request: HttpRequest) -> Any:
     """Store lines of tool-recovery-events.jsonl; one result per line."""
     return _lines_endpoint(request, services.events_ingest)
 
 
-@router.post(
-    "/ingest/corpus",
-    auth=agent_auth,
-    response={200: BatchOut, **LINE_ERRORS},
-    openapi_extra=NDJSON_BODY,
-    exclude_none=True,
-)
+@router.post("/ingest/corpus", **LINES_OPERATION)
 def ingest_corpus(request: HttpRequest) -> Any:
     """Store lines of failure-corpus.jsonl; one result per line."""
     return _lines_endpoint(request, services.corpus_ingest)
 
 
-@router.post(
-    "/ingest/stats",
-    auth=agent_auth,
-    response={200: BatchOut, **LINE_ERRORS},
-    openapi_extra=NDJSON_BODY,
-    exclude_none=True,
-)
+@router.post("/ingest/stats", **LINES_OPERATION)
 def ingest_stats(request: HttpRequest) -> Any:
     """Store tool-recovery-stats files, one document per line; newest per session."""
     return _lines_endpoint(request, services.stats_ingest)

@@ -61,42 +61,39 @@ def agent_touch(*, agent: Agent, host: Host | None = None) -> None:
 
 def events_ingest(*, agent: Agent, body: bytes) -> BatchResult:
     """Store the new lines of a `tool-recovery-events.jsonl` batch."""
-    host = agent_bound_host(agent)
-    accepted, rejected = lines.lines_check(body, records.event_classify)
     return _rows_ingest(
-        agent,
-        host,
-        (accepted, rejected),
-        records.event_prepare,
-        store.events_insert,
+        agent=agent,
+        body=body,
+        classify=records.event_classify,
+        prepare=records.event_prepare,
+        insert=store.events_insert,
         table=retention.EVENTS,
     )
 
 
 def corpus_ingest(*, agent: Agent, body: bytes) -> BatchResult:
     """Store the new lines of a `failure-corpus.jsonl` batch."""
-    host = agent_bound_host(agent)
-    accepted, rejected = lines.lines_check(body, records.corpus_classify)
     return _rows_ingest(
-        agent,
-        host,
-        (accepted, rejected),
-        records.corpus_prepare,
-        store.corpus_insert,
+        agent=agent,
+        body=body,
+        classify=records.corpus_classify,
+        prepare=records.corpus_prepare,
+        insert=store.corpus_insert,
         table=retention.CORPUS,
     )
 
 
 def _rows_ingest(
+    *,
     agent: Agent,
-    host: Host,
-    checked: tuple[list[Accepted], list[Rejection]],
+    body: bytes,
+    classify: lines.Classifier,
     prepare: Callable[[Accepted], Prepared | Rejection],
     insert: Callable[[int, list[tuple[Any, ...]]], set[bytes]],
-    *,
     table: str,
 ) -> BatchResult:
-    accepted, rejected = checked
+    host = agent_bound_host(agent)
+    accepted, rejected = lines.lines_check(body, classify)
     statuses: dict[int, str] = {}
     unique: list[Prepared] = []
     seen: set[bytes] = set()
