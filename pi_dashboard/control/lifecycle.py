@@ -97,14 +97,12 @@ def _commands_claim(*, agent: Agent, host_id: int) -> list[Command]:
         command.delivered_at = now
         command.delivered_to = agent
     AuditEntry.objects.bulk_create(
-        AuditEntry(
-            actor_label=_agent_label(agent),
+        _command_audit_entry(
+            c,
+            label=_agent_label(agent),
             action="command.delivered",
             outcome=AuditOutcome.OK,
-            host_id=c.host_id,
-            model_id=c.model_id,
-            command=c,
-            detail={"kind": c.kind, "params": c.params, "agent": str(agent.pk)},
+            agent=str(agent.pk),
         )
         for c in pending
     )
@@ -113,6 +111,21 @@ def _commands_claim(*, agent: Agent, host_id: int) -> list[Command]:
 
 def _agent_label(agent: Agent) -> str:
     return f"agent:{agent.name}"
+
+
+def _command_audit_entry(
+    command: Command, *, label: str, action: str, outcome: AuditOutcome, **detail: Any
+) -> AuditEntry:
+    """An unsaved audit entry for a transition made by an agent or the system."""
+    return AuditEntry(
+        actor_label=label,
+        action=action,
+        outcome=outcome,
+        host_id=command.host_id,
+        model_id=command.model_id,
+        command=command,
+        detail={"kind": command.kind, "params": command.params, **detail},
+    )
 
 
 def command_ack(
@@ -272,19 +285,13 @@ def commands_expire(*, ids: list[uuid.UUID] | None = None) -> int:
         error="Expired: no agent of the host acked it in time.",
     )
     AuditEntry.objects.bulk_create(
-        AuditEntry(
-            actor_label="system",
+        _command_audit_entry(
+            c,
+            label="system",
             action="command.expired",
             outcome=AuditOutcome.FAILED,
-            host_id=c.host_id,
-            model_id=c.model_id,
-            command=c,
-            detail={
-                "kind": c.kind,
-                "params": c.params,
-                "was": c.state,
-                "expires_at": str(c.expires_at),
-            },
+            was=c.state,
+            expires_at=str(c.expires_at),
         )
         for c in rows
     )
@@ -318,17 +325,11 @@ def command_confirm(
     """Record that pi's store shows the command's effect (the caller holds the row)."""
     command.confirmed_at = timezone.now()
     command.save(update_fields=["confirmed_at"])
-    AuditEntry.objects.create(
-        actor_label="system",
+    _command_audit_entry(
+        command,
+        label="system",
         action="command.confirmed",
         outcome=AuditOutcome.OK,
-        host_id=command.host_id,
-        model_id=command.model_id,
-        command=command,
-        detail={
-            "kind": command.kind,
-            "params": command.params,
-            "via": via,
-            "snapshot_at": taken_at.isoformat() if taken_at else None,
-        },
-    )
+        via=via,
+        snapshot_at=taken_at.isoformat() if taken_at else None,
+    ).save()
