@@ -22,57 +22,48 @@ api = NinjaAPI(
 )
 
 
+def _error(
+    request: HttpRequest, status: int, detail: str, code: str, **extra: object
+) -> HttpResponse:
+    """The one error body of the API: `{"detail", "code"}` (plus `extra`)."""
+    return api.create_response(
+        request, {"detail": detail, "code": code, **extra}, status=status
+    )
+
+
 @api.exception_handler(DomainError)
 def on_domain_error(request: HttpRequest, exc: DomainError) -> HttpResponse:
-    return api.create_response(
-        request, {"detail": exc.detail, "code": exc.code}, status=exc.status
-    )
+    return _error(request, exc.status, exc.detail, exc.code)
 
 
 @api.exception_handler(AuthenticationError)
 def on_auth_error(request: HttpRequest, exc: AuthenticationError) -> HttpResponse:
-    return api.create_response(
-        request,
-        {"detail": "Missing, unknown or revoked token.", "code": "unauthorized"},
-        status=401,
-    )
+    return _error(request, 401, "Missing, unknown or revoked token.", "unauthorized")
 
 
 @api.exception_handler(ValidationError)
 def on_validation_error(request: HttpRequest, exc: ValidationError) -> HttpResponse:
-    return api.create_response(
-        request,
-        {"detail": "Invalid request.", "code": "invalid_request", "errors": exc.errors},
-        status=422,
+    return _error(
+        request, 422, "Invalid request.", "invalid_request", errors=exc.errors
     )
 
 
 @api.exception_handler(HttpError)
 def on_http_error(request: HttpRequest, exc: HttpError) -> HttpResponse:
-    return api.create_response(
-        request,
-        {"detail": str(exc), "code": f"http_{exc.status_code}"},
-        status=exc.status_code,
-    )
+    return _error(request, exc.status_code, str(exc), f"http_{exc.status_code}")
 
 
 # Ingest (issue #2): a body Django refuses to read (over DATA_UPLOAD_MAX_MEMORY_SIZE)
 # and any unexpected error answer JSON too: no HTML page ever comes out of /api/.
 @api.exception_handler(RequestDataTooBig)
 def on_body_too_big(request: HttpRequest, exc: RequestDataTooBig) -> HttpResponse:
-    return api.create_response(
-        request,
-        {"detail": "The request body is too large.", "code": "too_large"},
-        status=413,
-    )
+    return _error(request, 413, "The request body is too large.", "too_large")
 
 
 @api.exception_handler(Exception)
 def on_unexpected_error(request: HttpRequest, exc: Exception) -> HttpResponse:
     logging.getLogger("pi_dashboard.api").exception("Unhandled API error")
-    return api.create_response(
-        request, {"detail": "Internal error.", "code": "server_error"}, status=500
-    )
+    return _error(request, 500, "Internal error.", "server_error")
 
 
 def api_not_found(
