@@ -6,15 +6,15 @@ cap, and perf samples (which bump `at` on every completion, pitfalls §13).
 """
 
 import random
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import Any
+
+# The rule semantics (recency, 30-day retirement, efficacy, cap) are the ones the
+# dashboard reads pi's store with: one copy, so the demo and the pages cannot disagree.
+from pi_dashboard.fleet import adaptation as pi_rules
 
 Entry = dict[str, Any]
 
-MAX_RULES = 5
-RETIRE_AFTER = timedelta(days=30)
-MIN_RECURRENCE_AFTER_FOR_EFFICACY = 2
-REPAIR_THRESHOLD = 3
 EWMA_ALPHA = 0.3
 
 # The 16 modes' standing-rule texts, exactly as pi stores them (reference §5.3).
@@ -40,38 +40,15 @@ STANDING_RULES = {
 }
 
 
-def parse_iso(value: object) -> datetime | None:
-    if not isinstance(value, str):
-        return None
-    try:
-        return datetime.fromisoformat(value.replace("Z", "+00:00"))
-    except ValueError:
-        return None
-
-
-def recency(rule: Entry) -> float:
-    stamp = parse_iso(rule.get("lastFiredAt")) or parse_iso(rule.get("addedAt"))
-    return stamp.timestamp() if stamp else 0.0
-
-
 def prune(entry: Entry, *, now: datetime) -> None:
     """Retire rules by age (30 days) or by efficacy, as pi does before a write."""
     profile = entry["profile"]
     stats = profile.get("teachStats", {})
-    cutoff = (now - RETIRE_AFTER).timestamp()
-
-    def keep(rule: Entry) -> bool:
-        if recency(rule) < cutoff:
-            return False
-        mode_stats = stats.get(rule.get("mode"))
-        if not mode_stats:
-            return True
-        after = mode_stats.get("recurrenceAfter", 0)
-        if after < MIN_RECURRENCE_AFTER_FOR_EFFICACY:
-            return True
-        return bool(after < mode_stats.get("recurrenceBefore", 0))
-
-    profile["rules"] = [rule for rule in profile.get("rules", []) if keep(rule)]
+    profile["rules"] = [
+        rule
+        for rule in profile.get("rules", [])
+        if not pi_rules.rule_is_due(rule, stats, now=now)
+    ]
 
 
 def record_repair(entry: Entry, *, modes: list[str], now_iso: str) -> None:
@@ -89,7 +66,7 @@ def record_repair(entry: Entry, *, modes: list[str], now_iso: str) -> None:
             continue
         mode_stats["recurrenceBefore"] += 1
         if (
-            mode_stats["recurrenceBefore"] >= REPAIR_THRESHOLD
+            mode_stats["recurrenceBefore"] >= pi_rules.REPAIR_THRESHOLD
             and mode in STANDING_RULES
         ):
             profile["rules"].append(
@@ -102,7 +79,7 @@ def record_repair(entry: Entry, *, modes: list[str], now_iso: str) -> None:
             )
             mode_stats["taught"] += 1
             # The cap keeps the five most recently fired rules.
-            newest = sorted(profile["rules"], key=recency, reverse=True)[:MAX_RULES]
+            newest = pi_rules.rules_capped(profile["rules"])
             profile["rules"] = [r for r in profile["rules"] if r in newest]
     entry["at"] = now_iso
 

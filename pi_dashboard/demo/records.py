@@ -7,17 +7,9 @@ a session's persisted stats change when a validation record is logged.
 import os
 import time
 import uuid
-from datetime import UTC, datetime
 from typing import Any
 
 Record = dict[str, Any]
-
-
-def iso(moment: datetime) -> str:
-    """`Date.toISOString()`: milliseconds and `Z`."""
-    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.") + (
-        f"{moment.microsecond // 1000:03d}Z"
-    )
 
 
 def uuid7() -> str:

@@ -15,6 +15,7 @@ from typing import Any
 
 from pi_dashboard.demo import adaptation, pifiles, records
 from pi_dashboard.demo.shift import DATA_DIR
+from pi_dashboard.lib import isotime
 
 Record = dict[str, Any]
 EVENTS = "tool-recovery-events.jsonl"
@@ -81,7 +82,7 @@ class DemoHost:
     def tick(self, now: datetime | None = None) -> list[Record]:
         """Replay one step now; returns the event-log records written."""
         now = now or datetime.now(UTC)
-        stamp = records.iso(now)
+        stamp = isotime.iso(now)
         session = self.current_session()
         step = self.rng.choice(self.steps[session.model])
         written = [self.restamp(template, session, stamp) for template in step]
@@ -138,7 +139,7 @@ class DemoHost:
 
     def update_store(self, model: str, events: list[Record], stamp: str) -> None:
         """One locked write per change, as pi does: teach stats, then perf."""
-        now = adaptation.parse_iso(stamp) or datetime.now(UTC)
+        now = isotime.parse_iso(stamp) or datetime.now(UTC)
         repaired = [
             e
             for e in events

@@ -1,6 +1,7 @@
 """Timestamps as pi writes them (JavaScript `Date.toISOString()`), read leniently."""
 
 from datetime import UTC, datetime
+from typing import overload
 
 
 def parse_iso(value: object) -> datetime | None:
@@ -24,6 +25,10 @@ def hour_floor(moment: datetime) -> datetime:
     return moment.replace(minute=0, second=0, microsecond=0)
 
 
+@overload
+def iso(moment: datetime) -> str: ...
+@overload
+def iso(moment: None) -> None: ...
 def iso(moment: datetime | None) -> str | None:
     """`Date.toISOString()` form: UTC, milliseconds, `Z`."""
     if moment is None:

@@ -19,6 +19,7 @@ from typing import Any
 
 import httpx
 
+from pi_dashboard.lib import isotime
 from pi_dashboard.probes import chat, textproto
 from pi_dashboard.probes.parser import parse_text_tool_calls
 
@@ -31,11 +32,6 @@ PROTOCOL_VERSION = 1
 
 class ProbeSetupError(Exception):
     """The probe cannot send requests at all (pi: native grading threw)."""
-
-
-def iso_now() -> str:
-    """A timestamp as JavaScript's Date.toISOString writes it."""
-    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 def function_tool(tool: textproto.ToolSpec) -> dict[str, Any]:
@@ -179,7 +175,7 @@ def calibrate(session: ProbeSession) -> tuple[str, list[str]]:
 
 def probe(session: ProbeSession) -> ProbeOutcome:
     """Run pi's probe; raises chat.Unreachable only (the task retries on it)."""
-    probed_at = iso_now()
+    probed_at = isotime.iso(datetime.now(UTC))
     grade = "absent"
     diagnostic = ""
     try:
@@ -192,7 +188,7 @@ def probe(session: ProbeSession) -> ProbeOutcome:
     try:
         variant, tried = calibrate(session)
         if variant:
-            calibrated_at = iso_now()
+            calibrated_at = isotime.iso(datetime.now(UTC))
             outcome = finish(
                 session, "text-protocol", grade, calibrated_at, variant, diagnostic
             )
