@@ -13,7 +13,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from pi_dashboard.agent import rpc, store_edit
+from pi_dashboard.agent import isotime, rpc, store_edit
 from pi_dashboard.agent.config import AgentConfig
 from pi_dashboard.agent.errors import AgentError
 from pi_dashboard.agent.sources import STORE_FILE
@@ -37,17 +37,9 @@ class CommandFailed(AgentError):
     pass
 
 
-def parse_iso(value: str) -> datetime | None:
-    try:
-        parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
-    except (AttributeError, ValueError):
-        return None
-    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
-
-
 def command_apply(cfg: AgentConfig, host_id: str, cmd: dict[str, Any]) -> Ack:
     """Apply one command; never raises for a command that cannot be carried out."""
-    expires = parse_iso(str(cmd.get("expires_at", "")))
+    expires = isotime.parse_iso(cmd.get("expires_at"))
     if expires is not None and expires <= datetime.now(UTC):
         return Ack("failed", {}, f"expired at {cmd['expires_at']}; not applied")
     try:

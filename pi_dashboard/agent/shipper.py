@@ -13,7 +13,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from pi_dashboard.agent import AGENT_VERSION
+from pi_dashboard.agent import AGENT_VERSION, isotime
 from pi_dashboard.agent.backoff import Backoff
 from pi_dashboard.agent.client import ApiClient
 from pi_dashboard.agent.config import AgentConfig
@@ -131,7 +131,9 @@ class Shipper:
             "corpus_bytes_behind": self.tailers["corpus"].bytes_behind(),
             "spool_batches": len(self.spool),
             "spool_bytes": self.spool.total_bytes,
-            "oldest_unsent_at": _iso(oldest.created_at) if oldest else None,
+            "oldest_unsent_at": isotime.iso_from_epoch(oldest.created_at)
+            if oldest
+            else None,
             "last_shipped_at": self.state.contact.last_shipped_at,
         }
 
@@ -300,9 +302,3 @@ def _chunks(docs: list[StatsDoc]) -> list[list[StatsDoc]]:
         chunks[-1].append(doc)
         size += len(doc.line) + 1
     return [c for c in chunks if c]
-
-
-def _iso(epoch: float) -> str:
-    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(epoch)) + (
-        f".{int(epoch * 1000) % 1000:03d}Z"
-    )

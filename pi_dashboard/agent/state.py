@@ -8,18 +8,13 @@ import json
 import os
 import threading
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from pi_dashboard.agent import isotime
+
 STATE_FILE = "state.json"
 ACKS_FILE = "acks.json"
-
-
-def utc_now_iso() -> str:
-    """Like JavaScript's `Date.toISOString()`: millisecond precision, `Z` suffix."""
-    now = datetime.now(UTC)
-    return now.strftime("%Y-%m-%dT%H:%M:%S.") + f"{now.microsecond // 1000:03d}Z"
 
 
 def read_json(path: Path, default: Any) -> Any:
@@ -47,13 +42,13 @@ class Contact:
 
     def ok(self, *, shipped: bool = False) -> None:
         with self._lock:
-            self.last_contact_at = utc_now_iso()
+            self.last_contact_at = isotime.utc_now_iso()
             if shipped:
                 self.last_shipped_at = self.last_contact_at
 
     def failed(self, message: str) -> None:
         with self._lock:
-            self.last_error, self.last_error_at = message, utc_now_iso()
+            self.last_error, self.last_error_at = message, isotime.utc_now_iso()
 
     def as_json(self) -> dict[str, Any]:
         with self._lock:

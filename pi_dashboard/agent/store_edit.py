@@ -15,10 +15,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pi_dashboard.agent import jsonspan
+from pi_dashboard.agent import isotime, jsonspan
 from pi_dashboard.agent.errors import AgentError
 from pi_dashboard.agent.lockfile import HeldLock, locked
-from pi_dashboard.agent.state import utc_now_iso
 
 
 class StoreUnreadable(AgentError):
@@ -116,7 +115,7 @@ def store_edit_entry(
             return False
         at_m = view.member("at")
         if at_m is not None:
-            entry["at"] = utc_now_iso()
+            entry["at"] = isotime.utc_now_iso()
             splices.append(jsonspan.replace_value(at_m, entry["at"]))
         new_text = jsonspan.apply_splices(text, splices)
         _verify(new_text, doc)
