@@ -3,15 +3,13 @@
 from typing import Any
 
 from django.http import HttpRequest
-from django.utils import timezone
 from ninja.security import APIKeyCookie, HttpBearer
 
-from pi_dashboard.accounts.models import ApiToken, Role
+from pi_dashboard.accounts import services
+from pi_dashboard.accounts.models import OPERATOR_TOKEN_PREFIX, ApiToken, Role
 from pi_dashboard.accounts.roles import has_role
 from pi_dashboard.lib.errors import Forbidden
 from pi_dashboard.lib.tokens import token_hash
-
-OPERATOR_TOKEN_PREFIX = "pid_op"  # noqa: S105 (a prefix, not a secret)
 
 
 class OperatorTokenAuth(HttpBearer):
@@ -27,7 +25,7 @@ class OperatorTokenAuth(HttpBearer):
         )
         if api_token is None or not api_token.user.is_active:
             return None
-        ApiToken.objects.filter(pk=api_token.pk).update(last_used_at=timezone.now())
+        services.api_token_touch(token=api_token)
         request.user = api_token.user
         return api_token.user
 

@@ -25,6 +25,9 @@ class Profile(models.Model):
         return f"{self.user} ({self.role})"
 
 
+OPERATOR_TOKEN_PREFIX = "pid_op"  # noqa: S105 (a prefix, not a secret)
+
+
 class ApiToken(models.Model):
     """An operator API token. Only its SHA-256 is stored; the secret is shown once."""
 

@@ -1,11 +1,13 @@
 """Operator API tokens: issued (secret shown once), revoked; every call audited."""
 
+import secrets
+
+from django.contrib.auth import get_user_model
 from django.contrib.auth.models import User
 from django.db import transaction
 from django.utils import timezone
 
-from pi_dashboard.accounts.auth import OPERATOR_TOKEN_PREFIX
-from pi_dashboard.accounts.models import ApiToken, Role
+from pi_dashboard.accounts.models import OPERATOR_TOKEN_PREFIX, ApiToken, Profile, Role
 from pi_dashboard.accounts.roles import has_role
 from pi_dashboard.control import audit
 from pi_dashboard.control.models import AuditOutcome
@@ -84,6 +86,27 @@ def _api_token_revoke(
         locked.save(update_fields=["revoked_at"])
         _audit(actor=actor, action="token.revoke", token=locked, ip_address=ip_address)
     return locked
+
+
+def api_token_touch(*, token: ApiToken) -> None:
+    """Record that the token was just used (shown in the token list)."""
+    # One UPDATE is atomic by itself; no transaction block on every API call.
+    ApiToken.objects.filter(pk=token.pk).update(last_used_at=timezone.now())
+
+
+@transaction.atomic
+def admin_ensure() -> str | None:
+    """Create user `admin` with a random password unless an admin exists.
+
+    Returns the password (to be shown once), or None when nothing was created.
+    """
+    users = get_user_model()
+    if users.objects.filter(is_superuser=True).exists():
+        return None
+    password = secrets.token_urlsafe(12)
+    user = users.objects.create_superuser("admin", "", password)
+    Profile.objects.update_or_create(user=user, defaults={"role": Role.ADMIN})
+    return password
 
 
 def _check_may_manage(*, actor: User | None, owner: User) -> None:
