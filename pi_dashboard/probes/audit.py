@@ -6,10 +6,9 @@ from typing import Any
 
 from django.http import HttpRequest
 
-from pi_dashboard.control.audit import audit_record
+from pi_dashboard.control import audit
 from pi_dashboard.control.models import AuditOutcome
 from pi_dashboard.fleet.models import Model
-from pi_dashboard.lib.errors import DomainError
 
 
 @contextlib.contextmanager
@@ -23,19 +22,18 @@ def audited(
     """
     info: dict[str, Any] = dict(detail)
     model = Model.objects.filter(key=model_key).first() if model_key else None
-    try:
+    # control.audit writes the refusal; it reads `info` when the error arrives, so
+    # what the block added is in it.
+    with audit.refusals_audited(
+        actor=getattr(request, "user", None),
+        label=audit.actor_label(request),
+        action=action,
+        model=model,
+        detail=info,
+        ip_address=audit.client_ip(request),
+    ):
         yield info
-    except DomainError as exc:
-        info.update(code=exc.code, reason=exc.detail)
-        audit_record(
-            request=request,
-            action=action,
-            outcome=AuditOutcome.REFUSED,
-            model=model,
-            detail=info,
-        )
-        raise
-    audit_record(
+    audit.audit_record(
         request=request,
         action=action,
         outcome=AuditOutcome.OK,
