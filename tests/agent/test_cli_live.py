@@ -36,6 +36,20 @@ def enroll(live_server: Any, token: str, tmp_path: Path, state: Path) -> Path:
     return config
 
 
+@pytest.fixture
+def config(
+    live_server: Any, issued: tuple[Agent, str], tmp_path: Path, amd_state: Path
+) -> Path:
+    """An enrolled agent's config, on the AMD host's pi state."""
+    return enroll(live_server, issued[1], tmp_path, amd_state)
+
+
+def amd_profile(state: Path, model: str) -> dict[str, Any]:
+    store = json.loads((state / "model-adaptation.json").read_text())
+    profile: dict[str, Any] = store["hosts"][AMD][model]["profile"]
+    return profile
+
+
 def impersonate_amd(config: Path) -> None:
     raw = json.loads(config.read_text())
     raw["host_override"] = {
@@ -77,20 +91,12 @@ def test_enroll_at_a_url_without_the_api(
 
 
 def test_once_ships_then_applies_a_command(
-    live_server: Any,
-    issued: tuple[Agent, str],
-    tmp_path: Path,
-    amd_state: Path,
-    operator: User,
-    capsys: pytest.CaptureFixture[str],
+    config: Path, amd_state: Path, operator: User, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    config = enroll(live_server, issued[1], tmp_path, amd_state)
     impersonate_amd(config)
     assert main(["once", "--config", str(config)]) == 0
     assert EventRecord.objects.filter(host__pi_id=AMD).count() == 380
-    store = amd_state / "model-adaptation.json"
-    rules = json.loads(store.read_text())["hosts"][AMD]["openai/gpt-5.1"]["profile"]
-    mode = rules["rules"][0]["mode"]
+    mode = amd_profile(amd_state, "openai/gpt-5.1")["rules"][0]["mode"]
     cmd = control_services.command_create(
         actor=operator, host=AMD, model="openai/gpt-5.1", kind="remove_rule",
         params={"mode": mode},
@@ -99,11 +105,7 @@ def test_once_ships_then_applies_a_command(
     cmd = Command.objects.get(pk=cmd.pk)
     assert cmd.state == CommandState.APPLIED
     assert cmd.result == {"removed": True, "via": "file"}
-    assert mode not in json.dumps(
-        json.loads(store.read_text())["hosts"][AMD]["openai/gpt-5.1"]["profile"][
-            "rules"
-        ]
-    )
+    assert mode not in json.dumps(amd_profile(amd_state, "openai/gpt-5.1")["rules"])
     capsys.readouterr()
     assert main(["status", "--json", "--config", str(config)]) == 0
     status = json.loads(capsys.readouterr().out)
@@ -116,12 +118,11 @@ def test_once_ships_then_applies_a_command(
 def test_a_revoked_token_is_a_clear_error(
     live_server: Any,
     issued: tuple[Agent, str],
+    config: Path,
     tmp_path: Path,
-    amd_state: Path,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     agent, token = issued
-    config = enroll(live_server, token, tmp_path, amd_state)
     fleet_services.agent_revoke(agent=agent, actor="test")
     capsys.readouterr()
     assert main(["once", "--config", str(config)]) == 5
@@ -149,11 +150,7 @@ def test_a_revoked_token_is_a_clear_error(
 
 
 def test_long_poll_picks_a_command_up_as_it_is_created(
-    live_server: Any,
-    issued: tuple[Agent, str],
-    tmp_path: Path,
-    amd_state: Path,
-    operator: User,
+    config: Path, amd_state: Path, operator: User
 ) -> None:
     import threading
     import time
@@ -162,7 +159,6 @@ def test_long_poll_picks_a_command_up_as_it_is_created(
     from pi_dashboard.agent.poller import CommandPoller
     from pi_dashboard.agent.state import Contact
 
-    config = enroll(live_server, issued[1], tmp_path, amd_state)
     impersonate_amd(config)
     assert main(["once", "--config", str(config)]) == 0  # binds and ships
     cfg = config_load(config)
@@ -192,5 +188,4 @@ def test_long_poll_picks_a_command_up_as_it_is_created(
     creator.join()
     assert handled == 1
     assert time.monotonic() - started < 6  # answered when the command appeared
-    store = json.loads((amd_state / "model-adaptation.json").read_text())
-    assert "protocol" not in store["hosts"][AMD]["llamacpp/glm-4.6"]["profile"]
+    assert "protocol" not in amd_profile(amd_state, "llamacpp/glm-4.6")
