@@ -1,20 +1,18 @@
 """Reads of commands and the audit log, for the API, the pages and the CSV export."""
 
-import base64
-import binascii
 import uuid
 from dataclasses import dataclass
 from datetime import datetime
 
 from django.db.models import Q, QuerySet
 from django.utils import timezone
-from django.utils.dateparse import parse_datetime
 
 from pi_dashboard.control.models import (
     OPEN_COMMAND_STATES,
     AuditEntry,
     Command,
 )
+from pi_dashboard.lib.cursor import cursor_decode, cursor_encode
 from pi_dashboard.lib.errors import DomainError, NotFound
 
 
@@ -105,7 +103,8 @@ def audit_page(
         at, entry_id = _cursor_decode(cursor)
         entries = entries.filter(Q(at__lt=at) | Q(at=at, id__lt=entry_id))
     rows = list(entries[: limit + 1])
-    next_cursor = _cursor_encode(rows[limit - 1]) if len(rows) > limit else None
+    last = rows[limit - 1] if len(rows) > limit else None
+    next_cursor = cursor_encode(last.at, last.pk) if last is not None else None
     return AuditPage(entries=rows[:limit], next_cursor=next_cursor)
 
 
@@ -118,22 +117,11 @@ def audit_actions() -> list[str]:
     )
 
 
-def _cursor_encode(entry: AuditEntry) -> str:
-    raw = f"{entry.at.isoformat()}|{entry.pk}"
-    return base64.urlsafe_b64encode(raw.encode()).decode().rstrip("=")
-
-
 def _cursor_decode(cursor: str) -> tuple[datetime, int]:
-    try:
-        raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode()
-        at_text, id_text = raw.rsplit("|", 1)
-        at = parse_datetime(at_text)
-        entry_id = int(id_text)
-    except (binascii.Error, UnicodeDecodeError, ValueError):
-        at = None
-    if at is None:
+    decoded = cursor_decode(cursor)
+    if decoded is None:
         raise DomainError(
             "The cursor is not one this server gave out; start again without it.",
             code="invalid_cursor",
         )
-    return at, entry_id
+    return decoded

@@ -1,7 +1,5 @@
 """Reads of shipped records: events and corpus pages (cursor on (ts, id)), rollups."""
 
-import base64
-import binascii
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -11,8 +9,8 @@ from django.db.models.functions import TruncDay
 
 from pi_dashboard.ingest.models import CorpusRecord, EventRecord, Rollup
 from pi_dashboard.lib import jsonsafe
+from pi_dashboard.lib.cursor import cursor_decode, cursor_encode
 from pi_dashboard.lib.errors import DomainError
-from pi_dashboard.lib.isotime import parse_iso
 
 
 class BadCursor(DomainError):
@@ -33,21 +31,11 @@ class RecordFilters:
     until: datetime | None = None
 
 
-def cursor_encode(ts: datetime, pk: int) -> str:
-    return base64.urlsafe_b64encode(f"{ts.isoformat()}|{pk}".encode()).decode()
-
-
-def cursor_decode(cursor: str) -> tuple[datetime, int]:
-    try:
-        ts_text, _, pk = (
-            base64.urlsafe_b64decode(cursor.encode()).decode().partition("|")
-        )
-        ts = parse_iso(ts_text)
-        if ts is None:
-            raise ValueError(ts_text)
-        return ts, int(pk)
-    except (ValueError, UnicodeDecodeError, binascii.Error) as exc:
-        raise BadCursor("The cursor is not one this API returned.") from exc
+def _cursor_decode(cursor: str) -> tuple[datetime, int]:
+    decoded = cursor_decode(cursor)
+    if decoded is None:
+        raise BadCursor("The cursor is not one this API returned.")
+    return decoded
 
 
 def _filtered(qs: QuerySet[Any], f: RecordFilters) -> QuerySet[Any]:
@@ -72,7 +60,7 @@ def _page(
 ) -> tuple[list[Any], str | None]:
     """Newest first; the cursor is the (ts, id) of the last row, so pages are stable."""
     if cursor:
-        ts, pk = cursor_decode(cursor)
+        ts, pk = _cursor_decode(cursor)
         qs = qs.filter(Q(ts__lt=ts) | Q(ts=ts, id__lt=pk))
     rows = list(qs.order_by("-ts", "-id")[: limit + 1])
     more = len(rows) > limit
