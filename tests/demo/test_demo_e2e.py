@@ -7,7 +7,6 @@ shows, and a rule removed through the control plane leaves the demo host's file.
 
 import json
 import os
-import signal
 import subprocess
 import sys
 import time
@@ -17,20 +16,10 @@ from typing import Any
 import pytest
 
 from pi_dashboard.demo.shift import DATA_DIR, host_ids
-from pi_dashboard.launcher.services import free_port
-from tests.launcher.launching import (
-    alive,
-    descendants,
-    launcher,
-    page_ok,
-    throwaway_database,
-)
+from tests.support.launching import MARKS, launched, stop_cleanly
 from tests.support.processes import ROOT, wait_until
 
-pytestmark = [
-    pytest.mark.e2e,
-    pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc"),
-]
+pytestmark = MARKS
 
 INTEL = "intel-r-xeon-r-gold-6338-cpu-2-00ghz-128c-512g"
 DEEPSEEK = "openrouter/deepseek/deepseek-v3.2"
@@ -98,23 +87,12 @@ def rule_modes(store: Path) -> list[str]:
 
 @pytest.mark.timeout(180)
 def test_demo_fleet_runs_the_whole_loop(tmp_path: Path) -> None:
-    port = free_port()
     demo_dir = tmp_path / "demo"
-    log = tmp_path / "launcher.log"
     started = time.monotonic()
-    with (
-        throwaway_database() as db,
-        launcher(
-            port=port, env={"DATABASE_URL": db, "PI_DEMO_DIR": str(demo_dir)}, log=log
-        ) as proc,
-    ):
-
-        def tail() -> str:
-            return log.read_text()[-4000:]
-
-        assert wait_until(
-            lambda: page_ok(f"http://127.0.0.1:{port}/login/"), timeout=60, interval=0.5
-        ), tail()
+    with launched(
+        env={"PI_DEMO_DIR": str(demo_dir)}, log=tmp_path / "launcher.log"
+    ) as run:
+        db, tail = run.db, run.log_tail
 
         # Every shipped line of every demo host arrives, plus the new ones.
         def everything_arrived() -> bool:
@@ -153,9 +131,4 @@ def test_demo_fleet_runs_the_whole_loop(tmp_path: Path) -> None:
             lambda: django_json(db, PROBES)["drifts"] >= 1, timeout=60, interval=3
         ), tail()
 
-        below = descendants(proc.pid)
-        proc.send_signal(signal.SIGTERM)
-        assert proc.wait(40) == 0
-        time.sleep(0.5)
-        left = [pid for pid in below if alive(pid)]
-        assert not left, f"still running after SIGTERM: {left}"
+        stop_cleanly(run.proc, timeout=40)

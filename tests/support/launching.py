@@ -1,18 +1,31 @@
-"""Running `python -m pi_dashboard.launcher run` from tests, on a throwaway database."""
+"""Running `python -m pi_dashboard.launcher run` from tests, on a throwaway database.
+
+Shared by the launcher's and the demo's end-to-end tests.
+"""
 
 import contextlib
 import os
+import signal
 import subprocess
 import sys
+import time
 import uuid
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
 import psycopg
+import pytest
 from django.conf import settings
 
-from tests.support.processes import running
+from pi_dashboard.launcher.services import free_port
+from tests.support.processes import running, wait_until
+
+MARKS = [
+    pytest.mark.e2e,
+    pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc"),
+]
 
 
 def server_url(dbname: str) -> str:
@@ -83,3 +96,47 @@ def alive(pid: int) -> bool:
     except OSError:
         return False
     return state != "Z"
+
+
+@dataclass
+class Launched:
+    proc: subprocess.Popen[bytes]
+    port: int
+    db: str
+    log: Path
+
+    @property
+    def login_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/login/"
+
+    def log_tail(self) -> str:
+        return self.log.read_text()[-4000:]
+
+
+@contextlib.contextmanager
+def launched(*, env: dict[str, str], log: Path) -> Iterator[Launched]:
+    """The launcher on a free port and a throwaway database, once it serves pages."""
+    port = free_port()
+    with (
+        throwaway_database() as db,
+        launcher(port=port, env={"DATABASE_URL": db, **env}, log=log) as proc,
+    ):
+        run = Launched(proc=proc, port=port, db=db, log=log)
+        assert wait_until(lambda: page_ok(run.login_url), timeout=60, interval=0.5), (
+            run.log_tail()
+        )
+        yield run
+
+
+def stop_cleanly(proc: subprocess.Popen[bytes], *, timeout: float) -> set[int]:
+    """SIGTERM the launcher; assert it exits 0 leaving no process behind.
+
+    Returns the processes that were running below it.
+    """
+    below = descendants(proc.pid)
+    proc.send_signal(signal.SIGTERM)
+    assert proc.wait(timeout) == 0
+    time.sleep(0.5)
+    left = [pid for pid in below if alive(pid)]
+    assert not left, f"still running after SIGTERM: {left}"
+    return below
