@@ -26,11 +26,11 @@ from pi_dashboard.control.schemas import (
     CommandFiltersIn,
     CommandOut,
     CommandsOut,
-    ErrorOut,
     PullQuery,
 )
 from pi_dashboard.fleet.auth import agent_auth
 from pi_dashboard.fleet.models import Agent
+from pi_dashboard.lib.schemas import ErrorOut
 
 router = Router(tags=["control"])
 

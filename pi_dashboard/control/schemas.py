@@ -128,11 +128,6 @@ class AuditPageOut(Schema):
     next_cursor: str | None
 
 
-class ErrorOut(Schema):
-    detail: str
-    code: str
-
-
 class AuditFiltersIn(Schema):
     actor: str = ""
     action: str = ""

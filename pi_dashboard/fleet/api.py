@@ -14,7 +14,6 @@ from pi_dashboard.fleet.auth import agent_auth
 from pi_dashboard.fleet.models import Agent, Host, HostModel, Model
 from pi_dashboard.fleet.schemas import (
     ChangeOut,
-    ErrorOut,
     HeartbeatOut,
     HostDetailOut,
     HostModelStateOut,
@@ -27,6 +26,7 @@ from pi_dashboard.ingest import contracts, lines
 from pi_dashboard.ingest.services import agent_touch
 from pi_dashboard.lib import jsonsafe
 from pi_dashboard.lib.errors import DomainError
+from pi_dashboard.lib.schemas import ErrorOut
 
 router = Router(tags=["fleet"])
 

@@ -7,11 +7,6 @@ from uuid import UUID
 from ninja import Schema
 
 
-class ErrorOut(Schema):
-    detail: str
-    code: str
-
-
 class WhoamiOut(Schema):
     agent_id: UUID
     name: str

@@ -16,13 +16,9 @@ from pi_dashboard.ingest import contracts, limits, lines, selectors, services
 from pi_dashboard.ingest.gcpause import gc_paused
 from pi_dashboard.ingest.models import CorpusRecord, Dimension, EventRecord
 from pi_dashboard.lib.errors import NotFound
+from pi_dashboard.lib.schemas import ErrorOut
 
 router = Router(tags=["ingest"])
-
-
-class ErrorOut(Schema):
-    detail: str
-    code: str
 
 
 class LineResultOut(Schema):

@@ -12,13 +12,13 @@ from ninja import Query, Router, Schema, Status
 
 from pi_dashboard.accounts.auth import operator_auth, require_role
 from pi_dashboard.accounts.models import Role
+from pi_dashboard.lib.schemas import ErrorOut
 from pi_dashboard.probes import selectors, services
 from pi_dashboard.probes.audit import audited
 from pi_dashboard.probes.models import Endpoint, ProbeRun, Trigger
 from pi_dashboard.probes.schemas import (
     EndpointIn,
     EndpointOut,
-    ErrorOut,
     ProbeRunDetailOut,
     ProbeRunOut,
     ValidationErrorOut,

@@ -5,6 +5,8 @@ from typing import Any, Literal
 
 from ninja import Field, Schema
 
+from pi_dashboard.lib.schemas import ErrorOut
+
 
 class EndpointIn(Schema):
     name: str = Field(max_length=200)
@@ -87,11 +89,6 @@ class ExchangeOut(Schema):
 
 class ProbeRunDetailOut(ProbeRunOut):
     exchanges: list[ExchangeOut]
-
-
-class ErrorOut(Schema):
-    detail: str
-    code: str
 
 
 class ValidationErrorOut(ErrorOut):
