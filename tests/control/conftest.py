@@ -9,6 +9,8 @@ import pytest
 from django.test import Client
 
 from pi_dashboard.accounts.models import ApiToken
+from pi_dashboard.control import services
+from pi_dashboard.control.models import Command
 from pi_dashboard.fleet.models import Agent, Host, HostModel, Model
 from pi_dashboard.lib.tokens import token_display_prefix, token_generate, token_hash
 
@@ -113,3 +115,38 @@ def api() -> Callable[..., Any]:
         )
 
     return call
+
+
+def remove_rule(
+    operator: Any,
+    *,
+    host: str = AMD,
+    model: str = GPT,
+    mode: str = "jsonStringParse",
+    **extra: Any,
+) -> Command:
+    """A remove_rule command, created through the service as an operator would."""
+    return services.command_create(
+        actor=operator,
+        host=host,
+        model=model,
+        kind="remove_rule",
+        params={"mode": mode},
+        **extra,
+    )
+
+
+def ack(
+    agent: Agent,
+    command: Command,
+    status: str = "applied",
+    result: dict[str, Any] | None = None,
+) -> Command:
+    """The agent's ack of `command` (by default: applied, the rule removed)."""
+    return services.command_ack(
+        agent=agent,
+        command_id=command.pk,
+        status=status,
+        result=result if result is not None else {"removed": True, "via": "file"},
+        detail="done",
+    )

@@ -7,8 +7,7 @@ import pytest
 from django.db import connection
 from django.test import Client
 
-from pi_dashboard.control import services
-from tests.control.conftest import AMD, GPT, bearer
+from tests.control.conftest import bearer, remove_rule
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.timeout(60)]
 
@@ -16,13 +15,7 @@ pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.timeout(60)]
 def create_later(operator, delay: float, errors: list[BaseException]) -> None:
     try:
         time.sleep(delay)
-        services.command_create(
-            actor=operator,
-            host=AMD,
-            model=GPT,
-            kind="remove_rule",
-            params={"mode": "jsonStringParse"},
-        )
+        remove_rule(operator)
     except BaseException as exc:  # surfaced by the test
         errors.append(exc)
     finally:

@@ -11,7 +11,7 @@ from django.utils import timezone
 from pi_dashboard.control import services
 from pi_dashboard.control.models import AuditEntry, Command, CommandState
 from pi_dashboard.lib.errors import DomainError
-from tests.control.conftest import AMD, GLM, GPT, XEON
+from tests.control.conftest import AMD, GLM, GPT, XEON, ack, remove_rule
 
 pytestmark = pytest.mark.django_db
 
@@ -25,18 +25,8 @@ def browser(viewer) -> Client:
     return client
 
 
-def remove(operator, host=AMD, model=GPT, mode="jsonStringParse"):
-    return services.command_create(
-        actor=operator,
-        host=host,
-        model=model,
-        kind="remove_rule",
-        params={"mode": mode},
-    )
-
-
 def test_commands_page_lists_with_live_state(browser, fleet, operator):
-    command = remove(operator)
+    command = remove_rule(operator)
     response = browser.get("/commands/")
     assert response.status_code == 200
     html = response.content.decode()
@@ -49,8 +39,8 @@ def test_commands_page_lists_with_live_state(browser, fleet, operator):
 
 
 def test_commands_page_partial_and_filters(browser, fleet, operator):
-    remove(operator)
-    remove(operator, host=XEON, model=GLM, mode="numberFromString")
+    remove_rule(operator)
+    remove_rule(operator, host=XEON, model=GLM, mode="numberFromString")
     response = browser.get(f"/commands/?host={XEON}", **HX)
     html = response.content.decode()
     assert "<html" not in html
@@ -65,7 +55,7 @@ def test_commands_page_query_count_is_flat(
     browser, fleet, operator, django_assert_max_num_queries
 ):
     for mode in ("jsonStringParse", "numberFromString", "nullOptionalDrop"):
-        remove(operator, mode=mode)
+        remove_rule(operator, mode=mode)
     with django_assert_max_num_queries(8) as few:
         browser.get("/commands/")
     for host, model, mode in [
@@ -74,26 +64,20 @@ def test_commands_page_query_count_is_flat(
         (AMD, GLM, "bashCommandUnwrap"),
         (AMD, GLM, "numberFromString"),
     ]:
-        remove(operator, host=host, model=model, mode=mode)
+        remove_rule(operator, host=host, model=model, mode=mode)
     with django_assert_max_num_queries(len(few.captured_queries)):
         response = browser.get("/commands/")
     assert response.content.decode().count("command-status") == 7
 
 
 def test_status_partial_polls_until_settled(browser, fleet, operator, amd_agent):
-    command = remove(operator)
+    command = remove_rule(operator)
     url = f"/commands/{command.pk}/status/"
     pending = browser.get(url, **HX)
     assert pending.status_code == 200
     assert "waiting for the host" in pending.content.decode()
     assert "hx-trigger" in pending.content.decode()
-    services.command_ack(
-        agent=amd_agent[0],
-        command_id=command.pk,
-        status="applied",
-        result={"removed": True, "via": "file"},
-        detail="",
-    )
+    ack(amd_agent[0], command)
     applied = browser.get(url, **HX)
     assert applied.status_code == 200  # applied, but a snapshot may still confirm
     assert "waiting for the next snapshot" in applied.content.decode()
@@ -105,7 +89,7 @@ def test_status_partial_polls_until_settled(browser, fleet, operator, amd_agent)
 
 
 def test_status_stops_for_failed_expired_and_stale_applied(browser, fleet, operator):
-    command = remove(operator)
+    command = remove_rule(operator)
     url = f"/commands/{command.pk}/status/"
     Command.objects.filter(pk=command.pk).update(
         state=CommandState.FAILED, error="store is not valid JSON"
@@ -124,7 +108,7 @@ def test_status_stops_for_failed_expired_and_stale_applied(browser, fleet, opera
 
 
 def test_status_full_page_shows_the_trail(browser, fleet, operator):
-    command = remove(operator)
+    command = remove_rule(operator)
     response = browser.get(f"/commands/{command.pk}/status/")
     html = response.content.decode()
     assert response.status_code == 200
@@ -135,9 +119,9 @@ def test_status_full_page_shows_the_trail(browser, fleet, operator):
 
 
 def test_audit_page_filters(browser, fleet, operator):
-    remove(operator)
+    remove_rule(operator)
     with pytest.raises(DomainError):
-        remove(operator, host=XEON, model=GLM, mode="notARule")
+        remove_rule(operator, host=XEON, model=GLM, mode="notARule")
     html = browser.get("/audit/?outcome=refused").content.decode()
     assert "There is no notARule rule" in html
     assert "jsonStringParse" not in html
@@ -158,7 +142,7 @@ def test_audit_page_pages_with_a_cursor(browser, fleet, operator, monkeypatch):
 
     monkeypatch.setattr(views, "AUDIT_PAGE_SIZE", 2)
     for mode in ("jsonStringParse", "numberFromString", "nullOptionalDrop"):
-        remove(operator, mode=mode)
+        remove_rule(operator, mode=mode)
     first = browser.get("/audit/").content.decode()
     assert "nullOptionalDrop" in first
     assert "jsonStringParse" not in first
@@ -170,7 +154,7 @@ def test_audit_page_pages_with_a_cursor(browser, fleet, operator, monkeypatch):
 
 
 def test_audit_csv_page(browser, fleet, operator):
-    remove(operator)
+    remove_rule(operator)
     response = browser.get(f"/audit.csv?host={AMD}")
     assert response.status_code == 200
     rows = list(csv.reader(io.StringIO(b"".join(response.streaming_content).decode())))
@@ -199,7 +183,7 @@ def test_viewer_cannot_use_agent_ack_or_create(browser, fleet):
 
 
 def test_audit_page_says_what_happened(browser, fleet, operator, amd_agent):
-    command = remove(operator)
+    command = remove_rule(operator)
     services.commands_pull(agent=amd_agent[0], wait_seconds=0)
     services.command_ack(
         agent=amd_agent[0],

@@ -18,21 +18,23 @@ from pi_dashboard.control.models import (
 )
 from pi_dashboard.fleet.models import Host, HostModel
 from pi_dashboard.lib.errors import Conflict, DomainError, NotFound
-from tests.control.conftest import AMD, APPLE, GLM, GPT, XEON, make_agent
+from tests.control.conftest import (
+    AMD,
+    APPLE,
+    GLM,
+    GPT,
+    XEON,
+    ack,
+    make_agent,
+    remove_rule,
+)
 
 pytestmark = pytest.mark.django_db
 
 
-def remove(operator, host=AMD, model=GPT, mode="numberFromString", **extra):
-    return services.command_create(
-        actor=operator,
-        host=host,
-        model=model,
-        kind=CommandKind.REMOVE_RULE,
-        params={"mode": mode},
-        ip_address="10.0.0.7",
-        **extra,
-    )
+def remove(operator, mode="numberFromString", **extra):
+    # From a known address, so that the audit entries carry one.
+    return remove_rule(operator, mode=mode, ip_address="10.0.0.7", **extra)
 
 
 def test_create_queues_a_pending_command_with_a_deadline(fleet, operator, settings):
@@ -220,16 +222,6 @@ def test_pull_records_contact(fleet, amd_agent):
 
 
 # --- ack ------------------------------------------------------------------
-
-
-def ack(agent, command, status="applied", result=None):
-    return services.command_ack(
-        agent=agent,
-        command_id=command.pk,
-        status=status,
-        result=result if result is not None else {"removed": True, "via": "file"},
-        detail="done",
-    )
 
 
 def test_ack_applies_and_is_idempotent(fleet, operator, amd_agent):

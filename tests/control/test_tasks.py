@@ -12,7 +12,7 @@ from django_celery_beat.models import PeriodicTask
 from pi_dashboard.celery import app
 from pi_dashboard.control import lifecycle, services, tasks
 from pi_dashboard.control.models import Command, CommandState
-from tests.control.conftest import AMD, GPT, bearer
+from tests.control.conftest import AMD, GPT, ack, bearer, remove_rule
 
 pytestmark = pytest.mark.django_db
 
@@ -25,13 +25,7 @@ def test_expiry_runs_every_minute_from_beat(db):
 
 
 def test_expire_task_expires_overdue_commands(fleet, operator):
-    command = services.command_create(
-        actor=operator,
-        host=AMD,
-        model=GPT,
-        kind="remove_rule",
-        params={"mode": "jsonStringParse"},
-    )
+    command = remove_rule(operator)
     Command.objects.update(expires_at=timezone.now() - timedelta(minutes=1))
     assert tasks.commands_expire() == 1
     command.refresh_from_db()
@@ -51,20 +45,8 @@ def test_snapshot_from_a_host_clock_behind_still_confirms(fleet, operator, amd_a
     import copy
 
     host_model = fleet[(AMD, GPT)]
-    command = services.command_create(
-        actor=operator,
-        host=AMD,
-        model=GPT,
-        kind="remove_rule",
-        params={"mode": "jsonStringParse"},
-    )
-    services.command_ack(
-        agent=amd_agent[0],
-        command_id=command.pk,
-        status="applied",
-        result={"removed": True, "via": "file"},
-        detail="",
-    )
+    command = remove_rule(operator)
+    ack(amd_agent[0], command)
     entry = copy.deepcopy(host_model.entry)
     entry["profile"]["rules"] = [
         r for r in entry["profile"]["rules"] if r["mode"] != "jsonStringParse"
