@@ -1,5 +1,6 @@
 """Request and response bodies of the control API (protocol.md, "Commands")."""
 
+import dataclasses
 import uuid
 from datetime import datetime
 from typing import Any, Literal
@@ -138,15 +139,9 @@ class AuditFiltersIn(Schema):
     until: datetime | None = None
 
     def filters(self) -> AuditFilters:
-        return AuditFilters(
-            actor=self.actor,
-            action=self.action,
-            outcome=self.outcome,
-            host=self.host,
-            model=self.model,
-            since=self.since,
-            until=self.until,
-        )
+        # The fields match AuditFilters one to one (AuditQueryIn adds paging).
+        names = {f.name for f in dataclasses.fields(AuditFilters)}
+        return AuditFilters(**self.dict(include=names))
 
 
 class AuditQueryIn(AuditFiltersIn):
