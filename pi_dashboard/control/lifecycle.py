@@ -15,7 +15,7 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from pi_dashboard.control import audit, effects, wakeup
+from pi_dashboard.control import audit, effects, selectors, wakeup
 from pi_dashboard.control.models import (
     OPEN_COMMAND_STATES,
     AuditEntry,
@@ -23,7 +23,6 @@ from pi_dashboard.control.models import (
     Command,
     CommandState,
 )
-from pi_dashboard.control.selectors import command_open_for_host
 from pi_dashboard.fleet.models import Agent, Host, HostModel, Model
 from pi_dashboard.lib.errors import Conflict, DomainError, NotFound
 
@@ -62,7 +61,7 @@ def commands_pull(*, agent: Agent, wait_seconds: float) -> list[Command]:
         wakeup.wait_for(
             host_id=host_id,
             timeout=wait_seconds,
-            ready=lambda: command_open_for_host(host_id=host_id).exists(),
+            ready=lambda: selectors.command_open_for_host(host_id=host_id).exists(),
         )
     finally:
         _long_poll_slots.release()
@@ -81,7 +80,7 @@ def _agent_touch(*, agent: Agent, host_id: int) -> None:
 @transaction.atomic
 def _commands_claim(*, agent: Agent, host_id: int) -> list[Command]:
     commands = list(
-        command_open_for_host(host_id=host_id)
+        selectors.command_open_for_host(host_id=host_id)
         .select_related("host", "model")
         .select_for_update(of=("self",))
     )

@@ -17,7 +17,7 @@ from django.contrib.auth.models import User
 from django.db import transaction
 from django.utils import timezone
 
-from pi_dashboard.control import audit, effects, wakeup
+from pi_dashboard.control import audit, effects, selectors, wakeup
 from pi_dashboard.control.lifecycle import (
     command_ack,
     commands_confirm_from_snapshot,
@@ -25,7 +25,6 @@ from pi_dashboard.control.lifecycle import (
     commands_pull,
 )
 from pi_dashboard.control.models import AuditOutcome, Command, CommandKind
-from pi_dashboard.control.selectors import command_open_for_host
 from pi_dashboard.fleet.models import Host, HostModel, Model
 from pi_dashboard.lib.errors import DomainError
 
@@ -121,7 +120,7 @@ def _command_create(
         )
     _check_applicable(kind=kind, params=clean, host_model=host_model)
     existing = (
-        command_open_for_host(host_id=host.pk)
+        selectors.command_open_for_host(host_id=host.pk)
         .filter(model=model, kind=kind, params=clean)
         .first()
     )
