@@ -6,7 +6,8 @@
   A pruned snapshot sent again is harmless: entries never roll state back.
 - Event and corpus lines older than the retention window (by `ts`), in batches of a
   bounded size, each its own statement and transaction: no long locks.
-- Rollups (small) after a much longer window.
+- Rollups (small) after a much longer window: hourly cells older than the cutoff,
+  daily cells once their whole day is older than it.
 
 Dedupe by content needs the raw row, so deleting rows could let a re-sent, very old
 line (a rotated file shipped again) be stored and counted a second time. Before any
@@ -41,6 +42,7 @@ class RetentionResult:
     events: int = 0
     corpus: int = 0
     rollups: int = 0
+    daily_rollups: int = 0
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -66,6 +68,7 @@ def retention_apply(
     if rollup_days > 0:
         cutoff = now - timedelta(days=rollup_days)
         result.rollups = rollups_expire(cutoff=cutoff, batch=batch)
+        result.daily_rollups = daily_rollups_expire(cutoff=cutoff, batch=batch)
     return result
 
 
@@ -104,6 +107,19 @@ def rollups_expire(*, cutoff: datetime, batch: int = BATCH) -> int:
         "(SELECT id FROM ingest_rollup WHERE bucket < %s LIMIT %s)"
     )
     return _delete_batched(sql, [cutoff], batch)
+
+
+def daily_rollups_expire(*, cutoff: datetime, batch: int = BATCH) -> int:
+    """Delete daily rollup cells of days that ended at or before `cutoff`.
+
+    The day that holds the cutoff is kept whole until it has fully passed (a day row
+    is never cut in part). Rows are keyed by the day's start, hence one day back.
+    """
+    sql = (
+        "DELETE FROM ingest_dailyrollup WHERE id IN "
+        "(SELECT id FROM ingest_dailyrollup WHERE bucket <= %s LIMIT %s)"
+    )
+    return _delete_batched(sql, [cutoff - timedelta(days=1)], batch)
 
 
 def mark_raise(*, table: str, horizon: datetime) -> datetime:

@@ -2,13 +2,15 @@
 
 A batch is written with `INSERT … SELECT FROM unnest(arrays) ON CONFLICT DO NOTHING
 RETURNING content_hash`, so the database tells which lines were new; only those bump
-the rollups, in one aggregated upsert. Rows are sorted by their unique key first, so
-that two concurrent batches lock index entries in the same order (no deadlocks).
+the rollups, in one aggregated upsert per level (hourly, then daily). Rows are
+sorted by their unique key first, so that two concurrent batches lock index entries
+in the same order (no deadlocks).
 Call these inside a transaction.
 """
 
+from collections import Counter
 from collections.abc import Iterable, Sequence
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 import psycopg
@@ -69,6 +71,8 @@ FROM unnest(%b::timestamptz[], %b::bigint[], %b::text[], %b::text[], %b::bigint[
 ON CONFLICT (bucket, host_id, model_id, dimension, key)
 DO UPDATE SET count = ingest_rollup.count + EXCLUDED.count
 """
+
+_DAILY_UPSERT = _ROLLUP_UPSERT.replace("ingest_rollup", "ingest_dailyrollup")
 
 
 def _execute(sql: str, params: list[Any]) -> list[tuple[Any, ...]]:
@@ -135,12 +139,30 @@ def stats_upsert(host_id: int, rows: list[tuple[str, int, str, str]]) -> set[str
 
 
 def rollups_add(host_id: int, counts: dict[RollupCell, int]) -> None:
-    """Add counts to hourly rollup cells in one upsert (sorted: stable lock order)."""
+    """Add counts to the hourly cells and to their days' cells: one upsert each.
+
+    Both levels in the caller's transaction, so a day's row is always the sum of its
+    hourly rows (range totals read days, see fleet.pages.failures).
+    """
     if not counts:
         return
+    daily: Counter[RollupCell] = Counter()
+    for (bucket, model_id, dimension, key), n in counts.items():
+        daily[(day_floor(bucket), model_id, dimension, key)] += n
+    _upsert(_ROLLUP_UPSERT, host_id, counts)
+    _upsert(_DAILY_UPSERT, host_id, daily)
+
+
+def day_floor(moment: datetime) -> datetime:
+    """Midnight UTC of the moment's day: the bucket of its daily rollup row."""
+    return moment.astimezone(UTC).replace(hour=0, minute=0, second=0, microsecond=0)
+
+
+def _upsert(sql: str, host_id: int, counts: dict[RollupCell, int]) -> None:
+    """One aggregated upsert, its cells sorted: concurrent batches lock in one order."""
     cells = sorted(
         counts.items(), key=lambda item: (item[0][0], item[0][1] or 0, *item[0][2:])
     )
     # Plain str: psycopg would dump a str Enum (Dimension) by its name, not its value.
     rows = [(b, m, str(d), str(k), count) for (b, m, d, k), count in cells]
-    _execute(_ROLLUP_UPSERT, [host_id, *columns(rows, 5)])
+    _execute(sql, [host_id, *columns(rows, 5)])

@@ -2,13 +2,20 @@
 
 import gzip
 import json
+from collections import Counter
 from typing import Any
 
 import pytest
 from django.test import Client
 
 from pi_dashboard.ingest import limits
-from pi_dashboard.ingest.models import CorpusRecord, EventRecord, Rollup, SessionStats
+from pi_dashboard.ingest.models import (
+    CorpusRecord,
+    DailyRollup,
+    EventRecord,
+    Rollup,
+    SessionStats,
+)
 from tests.ingest.support import AgentClient
 
 FINGERPRINT = {
@@ -132,6 +139,31 @@ def test_rollups_count_only_new_lines(agent: AgentClient) -> None:
     assert cell.model.key == "openrouter/deepseek/deepseek-v3.2"
     assert cell.model.provider == "openrouter"
     assert cell.model.model_id == "deepseek/deepseek-v3.2"
+
+
+def test_daily_rollups_are_the_sum_of_their_hours(agent: AgentClient) -> None:
+    # Lines on both sides of a UTC midnight, then the same lines again plus new ones:
+    # each day's row holds exactly its hours' counts, re-sent lines counted nowhere.
+    stamps = ["2026-07-14T22:10:00Z", "2026-07-14T23:59:59.999Z", "2026-07-15T00:00Z"]
+    first = [line(event(n, ts=stamps[n % 3])) for n in range(7)]
+    assert agent.post("events", b"\n".join(first)).json()["stored"] == 7
+    again = first + [line(event(n, ts=stamps[2])) for n in range(7, 9)]
+    assert agent.post("events", b"\n".join(again)).json()["stored"] == 2
+
+    days = {
+        (r.bucket.isoformat(), r.dimension, r.key): r.count
+        for r in DailyRollup.objects.all()
+    }
+    hours: Counter[tuple[str, str, str]] = Counter()
+    for r in Rollup.objects.all():
+        hours[(r.bucket.strftime("%Y-%m-%dT00:00:00+00:00"), r.dimension, r.key)] += (
+            r.count
+        )
+    assert days == dict(hours)
+    assert days[("2026-07-14T00:00:00+00:00", "outcome", "execution:failed")] == 5
+    assert days[("2026-07-15T00:00:00+00:00", "outcome", "execution:failed")] == 4
+    models = set(DailyRollup.objects.values_list("model__key", flat=True))
+    assert models == {"openrouter/deepseek/deepseek-v3.2"}
 
 
 def test_gzip_body_is_accepted(agent: AgentClient) -> None:

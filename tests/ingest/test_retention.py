@@ -16,6 +16,7 @@ from pi_dashboard.fleet.models import Host
 from pi_dashboard.ingest import retention, tasks
 from pi_dashboard.ingest.models import (
     CorpusRecord,
+    DailyRollup,
     EventRecord,
     RetentionMark,
     Rollup,
@@ -156,6 +157,23 @@ def test_old_rollups_go(agent: AgentClient) -> None:
     assert list(Rollup.objects.values_list("count", flat=True)) == [399]
 
 
+def test_old_daily_rollups_go_once_their_whole_day_is_past(agent: AgentClient) -> None:
+    host = Host.objects.get(pi_id=FINGERPRINT["id"])
+    cutoff = datetime(2026, 7, 14, 13, 30, tzinfo=UTC)  # 400 days before `now`
+    for day in (12, 13, 14, 15):
+        DailyRollup.objects.create(
+            bucket=datetime(2026, 7, day, tzinfo=UTC),
+            host=host,
+            dimension="outcome",
+            key="execution:failed",
+            count=day,
+        )
+    result = retention.retention_apply(now=cutoff + timedelta(days=400))
+    # The 14th holds the cutoff: kept whole until the day has passed.
+    assert result.daily_rollups == 2
+    assert sorted(DailyRollup.objects.values_list("count", flat=True)) == [14, 15]
+
+
 def test_beat_runs_the_task_hourly(db: None) -> None:
     task = PeriodicTask.objects.get(name="ingest: retention")
     assert task.task == "ingest.retention_apply"
@@ -168,6 +186,7 @@ def test_beat_runs_the_task_hourly(db: None) -> None:
         "events": 0,
         "corpus": 0,
         "rollups": 0,
+        "daily_rollups": 0,
     }
 
 
