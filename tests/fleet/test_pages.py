@@ -15,7 +15,8 @@ from django.test import Client
 from django.utils import timezone
 
 from pi_dashboard.fleet.models import Agent, Host, HostModel, Model
-from pi_dashboard.ingest.models import Dimension, EventRecord, Rollup
+from pi_dashboard.ingest import store
+from pi_dashboard.ingest.models import Dimension, EventRecord
 
 AMD = "amd-ryzen-9-7950x-16-core-processor-32c-64g"
 XEON = "intel-r-xeon-r-gold-6338-cpu-2-00ghz-128c-512g"
@@ -57,18 +58,14 @@ def seed_store(store: dict[str, Any]) -> list[HostModel]:
 
 
 def add_rollups(hm: HostModel, counts: dict[tuple[str, str], int], hours_ago: int = 1):
+    """Counts in the hour `hours_ago`, hourly and daily, as ingest writes them."""
     bucket = (timezone.now() - timedelta(hours=hours_ago)).replace(
         minute=0, second=0, microsecond=0
     )
-    for (dimension, key), n in counts.items():
-        Rollup.objects.create(
-            bucket=bucket,
-            host=hm.host,
-            model=hm.model,
-            dimension=dimension,
-            key=key,
-            count=n,
-        )
+    store.rollups_add(
+        hm.host_id,
+        {(bucket, hm.model_id, dim, key): n for (dim, key), n in counts.items()},
+    )
 
 
 def add_event(hm: HostModel, i: int, **fields: Any) -> EventRecord:

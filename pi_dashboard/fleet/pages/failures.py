@@ -1,17 +1,25 @@
-"""Failure counts from hourly rollups: what "failure rate" means on every page.
+"""Failure counts from rollups: what "failure rate" means on every page.
 
 Failure rate = (tool execution failures, failed or rejected, + validation bounces) per
-hour over the selected range, from `ingest.Rollup` rows of the `outcome` dimension.
+hour over the selected range, from rollup rows of the `outcome` dimension.
 Repaired validations are not failures: pi fixed the call.
+
+A range starts on an hour and runs open-ended to now (lines stamped in the future
+included). Its totals read hourly rows (`ingest.Rollup`) from the start to the
+first UTC midnight, and daily rows (`ingest.DailyRollup`) from there on: every day
+from that midnight is wholly inside the range, and a day's row is the sum of its
+hourly rows (ingest writes both in one transaction), so the numbers are the same as
+summing hours, from at most 23 hourly rows plus one row a day per cell.
 """
 
 from collections.abc import Iterable
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime, timedelta
+from typing import Any
 
-from django.db.models import Q, Sum
+from django.db import connection
 
-from pi_dashboard.ingest.models import Dimension, Rollup
+from pi_dashboard.ingest.models import Dimension
 
 FAILURE_KEYS = ("execution:failed", "execution:rejected", "validation:bounced")
 REPAIRED_KEY = "validation:repaired"
@@ -30,6 +38,46 @@ class Counts:
         return self.failures / hours if hours else 0.0
 
 
+def first_midnight(since: datetime) -> datetime:
+    """The first UTC midnight at or after `since`: whole days from here on."""
+    start = since.astimezone(UTC)
+    midnight = start.replace(hour=0, minute=0, second=0, microsecond=0)
+    return midnight if midnight == start else midnight + timedelta(days=1)
+
+
+_RANGE_ROWS = """
+SELECT host_id, model_id, key, count FROM ingest_rollup
+WHERE dimension = %s AND key = ANY(%s) AND bucket >= %s AND bucket < %s{where}
+UNION ALL
+SELECT host_id, model_id, key, count FROM ingest_dailyrollup
+WHERE dimension = %s AND key = ANY(%s) AND bucket >= %s{where}
+"""
+
+
+def outcome_rows(
+    *, since: datetime, keys: Iterable[str], where: str = "", params: Iterable[Any] = ()
+) -> tuple[str, list[Any]]:
+    """SQL (and its parameters) of the outcome rows counting `keys` since `since`.
+
+    Rows are (host_id, model_id, key, count), hourly and daily mixed: sum them.
+    `where` ("AND …", its `params`) narrows both halves alike.
+    """
+    keys, extra = list(keys), list(params)
+    midnight = first_midnight(since)
+    outcome = Dimension.OUTCOME.value
+    return _RANGE_ROWS.format(where=where), [
+        *(outcome, keys, since, midnight, *extra),
+        *(outcome, keys, midnight, *extra),
+    ]
+
+
+_COUNTS = """
+SELECT host_id, model_id, coalesce(sum(count) FILTER (WHERE key = ANY(%s)), 0),
+       coalesce(sum(count) FILTER (WHERE key = %s), 0)
+FROM ({rows}) r GROUP BY host_id, model_id
+"""
+
+
 def counts_by_cell(
     *,
     since: datetime,
@@ -37,20 +85,19 @@ def counts_by_cell(
     model_ids: Iterable[int] | None = None,
 ) -> dict[tuple[int, int | None], Counts]:
     """Failures and repairs per (host id, model id) since `since`, in one query."""
-    qs = Rollup.objects.filter(
-        dimension=Dimension.OUTCOME,
-        bucket__gte=since,
-        key__in=(*FAILURE_KEYS, REPAIRED_KEY),
-    )
+    where, params = "", []
     if host_ids is not None:
-        qs = qs.filter(host_id__in=list(host_ids))
+        where, params = " AND host_id = ANY(%s)", [list(host_ids)]
     if model_ids is not None:
-        qs = qs.filter(model_id__in=list(model_ids))
-    rows = qs.values("host_id", "model_id").annotate(
-        failures=Sum("count", filter=Q(key__in=FAILURE_KEYS)),
-        repaired=Sum("count", filter=Q(key=REPAIRED_KEY)),
+        where += " AND model_id = ANY(%s)"
+        params.append(list(model_ids))
+    keys = (*FAILURE_KEYS, REPAIRED_KEY)
+    rows_sql, rows_params = outcome_rows(
+        since=since, keys=keys, where=where, params=params
     )
-    return {
-        (r["host_id"], r["model_id"]): Counts(r["failures"] or 0, r["repaired"] or 0)
-        for r in rows
-    }
+    with connection.cursor() as cursor:
+        cursor.execute(
+            _COUNTS.format(rows=rows_sql),
+            [list(FAILURE_KEYS), REPAIRED_KEY, *rows_params],
+        )
+        return {(h, m): Counts(f, r) for h, m, f, r in cursor.fetchall()}

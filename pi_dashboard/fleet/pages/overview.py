@@ -1,8 +1,9 @@
 """Fleet overview: the host × model matrix.
 
-Reads current state (HostModel) and hourly rollups only, so its cost depends on the
-size of the fleet and the range, never on how many events were ever stored. A fixed
-number of queries, whatever the number of hosts or models.
+Reads current state (HostModel) and rollups only (whole days from daily rows, the
+range's first hours from hourly rows), so its cost depends on the size of the fleet
+and the range, never on how many events were ever stored. A fixed number of
+queries, whatever the number of hosts or models.
 
 Sorting by failures needs every host's total, so one SQL statement sums the range for
 the whole (filtered) fleet, per host × model, and returns plain tuples; everything
@@ -21,8 +22,7 @@ from django.db.models import Exists, OuterRef, Q, QuerySet
 from django.urls import reverse
 
 from pi_dashboard.fleet.models import Agent, Host, HostModel, Model
-from pi_dashboard.fleet.pages.failures import FAILURE_KEYS
-from pi_dashboard.ingest.models import Dimension
+from pi_dashboard.fleet.pages.failures import FAILURE_KEYS, outcome_rows
 
 HOSTS_PER_PAGE = 25
 
@@ -101,14 +101,13 @@ def host_models(filters: dict[str, Any]) -> QuerySet[HostModel]:
 
 
 # The filtered cells with their failures in the range: one row per host × model.
-# Rollups are summed per cell first (GROUP BY on the rollup index's columns), then
-# joined to the few thousand current cells.
+# Rollups (hourly edge, then whole days: failures.outcome_rows) are summed per cell
+# first, then joined to the few thousand current cells.
 _CELL_TOTALS = """
 SELECT hm.host_id, hm.model_id, hm.rule_count, coalesce(f.n, 0)
 FROM ({cells}) hm
 LEFT JOIN (
-    SELECT host_id, model_id, sum(count) AS n FROM ingest_rollup
-    WHERE dimension = %s AND bucket >= %s AND key = ANY(%s)
+    SELECT host_id, model_id, sum(count) AS n FROM ({rows}) r
     GROUP BY host_id, model_id
 ) f ON f.host_id = hm.host_id AND f.model_id = hm.model_id
 """
@@ -120,10 +119,11 @@ def cell_totals(
     """(host id, model id, rule count, failures in range) of every filtered cell."""
     cells = host_models(filters).values("host_id", "model_id", "rule_count")
     cells_sql, cells_params = cells.query.sql_with_params()
+    rows_sql, rows_params = outcome_rows(since=since, keys=FAILURE_KEYS)
     with connection.cursor() as cursor:
         cursor.execute(
-            _CELL_TOTALS.format(cells=cells_sql),
-            [*cells_params, Dimension.OUTCOME.value, since, list(FAILURE_KEYS)],
+            _CELL_TOTALS.format(cells=cells_sql, rows=rows_sql),
+            [*cells_params, *rows_params],
         )
         rows: list[tuple[int, int, int, int]] = cursor.fetchall()
     return rows
