@@ -4,6 +4,7 @@ from django.contrib import admin
 
 from pi_dashboard.ingest.models import (
     CorpusRecord,
+    DailyRollup,
     EventRecord,
     Rollup,
     SessionStats,
@@ -39,5 +40,11 @@ class SnapshotAdmin(admin.ModelAdmin):  # type: ignore[type-arg]
 
 @admin.register(Rollup)
 class RollupAdmin(admin.ModelAdmin):  # type: ignore[type-arg]
+    list_display = ["bucket", "host", "model", "dimension", "key", "count"]
+    list_filter = ["dimension"]
+
+
+@admin.register(DailyRollup)
+class DailyRollupAdmin(admin.ModelAdmin):  # type: ignore[type-arg]
     list_display = ["bucket", "host", "model", "dimension", "key", "count"]
     list_filter = ["dimension"]
