@@ -50,8 +50,10 @@ def server_argvs(port: int) -> dict[str, list[str]]:
         "web": [
             *(PY, "-m", "gunicorn", "pi_dashboard.wsgi"),
             *("--bind", f"127.0.0.1:{port}", "--workers", "2", "--threads", "8"),
-            *("--timeout", "60", "--access-logfile", "-"),
-            *("--access-logformat", "%(m)s %(U)s %(s)s %(M)sms"),
+            # Agents poll every few seconds; their requests would drown the
+            # console, so the access log (path only, never query strings) is a file.
+            *("--timeout", "60", "--access-logfile", str(VAR / "web-access.log")),
+            *("--access-logformat", "%(t)s %(m)s %(U)s %(s)s %(M)sms"),
         ],
         "worker": [*celery, "worker", "--loglevel", "INFO", "--concurrency", "4"],
         "beat": [
@@ -82,7 +84,8 @@ def command_run(env: dict[str, str], port: int) -> int:
     if demo_wanted(env):
         procs.append(start("demo", [PY, "-m", "pi_dashboard.demo", "--if-empty"], env))
     print(
-        f"\npi-dashboard is up: http://127.0.0.1:{port}/  (Ctrl-C stops everything)\n",
+        f"\npi-dashboard is up: http://127.0.0.1:{port}/  (Ctrl-C stops everything;"
+        " requests are logged to var/web-access.log)\n",
         flush=True,
     )
     try:
