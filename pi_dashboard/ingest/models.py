@@ -251,8 +251,14 @@ class DailyRollup(models.Model):
             models.Index(
                 fields=["model", "dimension", "bucket"], name="dailyrollup_model"
             ),
-            # Fleet overview: every cell in a range.
-            models.Index(fields=["dimension", "bucket"], name="dailyrollup_dimension"),
+            # Fleet overview: failures of every cell in a range, read from the index
+            # alone (index-only scan): a heap scan would read every dimension's rows.
+            models.Index(
+                fields=["key", "bucket"],
+                include=["host", "model", "count"],
+                condition=models.Q(dimension="outcome"),
+                name="dailyrollup_outcome",
+            ),
         ]
 
     def __str__(self) -> str:
