@@ -211,12 +211,12 @@ class Rollup(models.Model):
 
 
 class DailyRollup(models.Model):
-    """Daily counts per host × model × dimension value: the hourly cells of one UTC day.
+    """Daily outcome counts per host × model: the hourly cells of one UTC day.
 
-    Written by ingest in the same statement batch and transaction as the hourly cells,
-    so the sum of a day's hourly rows always equals its daily row. Range-wide totals
-    (the fleet overview's failure column) read these for whole days: 30 rows per cell
-    instead of 720.
+    Written by ingest in the same transaction as the hourly cells, so the sum of a
+    day's hourly rows always equals its daily row. Range-wide totals (the failure rate
+    on every page) read these for whole days: 30 rows per cell instead of 720. Only
+    the `outcome` dimension has a daily level (ingest.store.DAILY_DIMENSIONS).
     """
 
     # Midnight UTC of the day.

@@ -17,6 +17,7 @@ import psycopg
 from django.db import connection
 
 from pi_dashboard.fleet.models import Model
+from pi_dashboard.ingest.models import Dimension
 
 RollupCell = tuple[datetime, int | None, str, str]  # bucket, model id, dimension, key
 
@@ -138,6 +139,11 @@ def stats_upsert(host_id: int, rows: list[tuple[str, int, str, str]]) -> set[str
     return {row[0] for row in _execute(_STATS_UPSERT, [host_id, *columns(rows, 4)])}
 
 
+# Only range-wide totals read the daily level, and they count outcomes (failure
+# rate); every other dimension would cost ingest an upsert per batch for nothing.
+DAILY_DIMENSIONS = frozenset({Dimension.OUTCOME.value})
+
+
 def rollups_add(host_id: int, counts: dict[RollupCell, int]) -> None:
     """Add counts to the hourly cells and to their days' cells: one upsert each.
 
@@ -148,7 +154,8 @@ def rollups_add(host_id: int, counts: dict[RollupCell, int]) -> None:
         return
     daily: Counter[RollupCell] = Counter()
     for (bucket, model_id, dimension, key), n in counts.items():
-        daily[(day_floor(bucket), model_id, dimension, key)] += n
+        if dimension in DAILY_DIMENSIONS:
+            daily[(day_floor(bucket), model_id, dimension, key)] += n
     _upsert(_ROLLUP_UPSERT, host_id, counts)
     _upsert(_DAILY_UPSERT, host_id, daily)
 

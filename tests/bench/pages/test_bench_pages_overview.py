@@ -145,14 +145,16 @@ def rebuild_rollups() -> None:
            GROUP BY 1, 2, 3, 4, 5
            ORDER BY 1, 2, 3"""
     )
-    # Ingest adds each batch's counts to the day's cells too (store.rollups_add).
+    # Ingest adds each batch's outcome counts to the day's cells too
+    # (store.rollups_add, DAILY_DIMENSIONS).
     sql("DELETE FROM ingest_dailyrollup")
     sql(
         """INSERT INTO ingest_dailyrollup (bucket, host_id, model_id, dimension, key,
                count)
            SELECT date_trunc('day', bucket, 'UTC'), host_id, model_id, dimension, key,
                   sum(count)
-           FROM ingest_rollup GROUP BY 1, 2, 3, 4, 5 ORDER BY 1, 2, 3"""
+           FROM ingest_rollup WHERE dimension = 'outcome'
+           GROUP BY 1, 2, 3, 4, 5 ORDER BY 1, 2, 3"""
     )
     for table in TABLES:
         sql(f"VACUUM ANALYZE {table}")
