@@ -7,28 +7,10 @@ the model's entry, so a stored rule may already be due.
 """
 
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import datetime
 from typing import Any
 
-RETIRE_AFTER = timedelta(days=30)
-MIN_RECURRENCE_AFTER_FOR_EFFICACY = 2
-MAX_RULES_PER_MODEL = 5
-EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
-
-
-def parse_iso(value: Any) -> datetime | None:
-    if not isinstance(value, str) or not value:
-        return None
-    try:
-        dt = datetime.fromisoformat(value)
-    except ValueError:
-        return None
-    return dt if dt.tzinfo else dt.replace(tzinfo=UTC)
-
-
-def rule_recency(rule: dict[str, Any]) -> datetime:
-    """lastFiredAt, else addedAt, else the epoch (pi drops such rules at next prune)."""
-    return parse_iso(rule.get("lastFiredAt")) or parse_iso(rule.get("addedAt")) or EPOCH
+from pi_dashboard.fleet import adaptation
 
 
 @dataclass(frozen=True)
@@ -51,17 +33,19 @@ class RuleView:
 
 
 def efficacy(stats: dict[str, Any] | None) -> tuple[str, str]:
+    """pi's verdict on a rule's mode (fleet.adaptation), with the page's wording."""
+    judged = adaptation.rule_efficacy(stats)
+    before, after = int(judged.before), int(judged.after)
     if not stats:
         return "no-evidence", "No teach statistics for this mode: pi keeps the rule."
-    before = int(stats.get("recurrenceBefore") or 0)
-    after = int(stats.get("recurrenceAfter") or 0)
-    if after < MIN_RECURRENCE_AFTER_FOR_EFFICACY:
+    if judged.verdict == "no_evidence":
+        need = adaptation.MIN_RECURRENCE_AFTER_FOR_EFFICACY
         return (
             "no-evidence",
             f"Recurred {after}× with the rule standing (pi needs at least "
-            f"{MIN_RECURRENCE_AFTER_FOR_EFFICACY} to judge): kept.",
+            f"{need} to judge): kept.",
         )
-    if after >= before:
+    if judged.verdict == "retire_early":
         return (
             "retire-early",
             f"Recurred {after}× with the rule vs {before}× without: not helping. "
@@ -83,10 +67,10 @@ def rules_view(entry: dict[str, Any], *, now: datetime) -> list[RuleView]:
             continue
         mode = str(rule.get("mode", ""))
         stats = stats_by_mode.get(mode) if isinstance(stats_by_mode, dict) else None
-        recency = rule_recency(rule)
-        retires_at = recency + RETIRE_AFTER
+        recency = adaptation.rule_recency(rule)
+        retires_at = adaptation.rule_retires_at(rule)
         verdict, text = efficacy(stats if isinstance(stats, dict) else None)
-        if now >= retires_at:
+        if adaptation.rule_is_expired(rule, now=now):
             verdict = "expired"
             text = (
                 "Has not fired for 30 days: pi drops it at the next read of this "

@@ -1,15 +1,13 @@
 """Host × model detail: probe history and recent events (cursor-paginated)."""
 
-import base64
-import binascii
 from dataclasses import dataclass
-from datetime import datetime
 from typing import Any
 
 from django.db.models import Q, QuerySet
 
 from pi_dashboard.fleet.models import Change, ChangeKind, HostModel
 from pi_dashboard.ingest.models import Dimension, EventRecord, Rollup
+from pi_dashboard.lib.cursor import cursor_decode, cursor_encode
 
 EVENTS_PER_PAGE = 50
 PROBE_HISTORY_KINDS = (
@@ -35,21 +33,6 @@ def rule_history(host_model: HostModel, limit: int = 50) -> list[Change]:
     return list(Change.objects.filter(host_model=host_model, kind__in=kinds)[:limit])
 
 
-def encode_cursor(ts: datetime, pk: int) -> str:
-    raw = f"{ts.isoformat()}|{pk}".encode()
-    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
-
-
-def decode_cursor(cursor: str) -> tuple[datetime, int] | None:
-    """(ts, id) of the last row seen; None for a cursor that does not parse."""
-    try:
-        padded = cursor + "=" * (-len(cursor) % 4)
-        ts, pk = base64.urlsafe_b64decode(padded).decode().split("|")
-        return datetime.fromisoformat(ts), int(pk)
-    except (ValueError, binascii.Error, UnicodeDecodeError):
-        return None
-
-
 @dataclass
 class EventPage:
     events: list[EventRecord]
@@ -67,7 +50,7 @@ def events_page(
     for name in ("kind", "outcome", "phase", "failure_code", "tool"):
         if filters.get(name):
             qs = qs.filter(**{name: filters[name]})
-    after = decode_cursor(cursor) if cursor else None
+    after = cursor_decode(cursor) if cursor else None
     if after is not None:
         ts, pk = after
         qs = qs.filter(Q(ts__lt=ts) | Q(ts=ts, id__lt=pk))
@@ -76,7 +59,7 @@ def events_page(
     rows = rows[:EVENTS_PER_PAGE]
     return EventPage(
         events=rows,
-        next_cursor=encode_cursor(rows[-1].ts, rows[-1].pk) if more else None,
+        next_cursor=cursor_encode(rows[-1].ts, rows[-1].pk) if more else None,
         bad_cursor=bool(cursor) and after is None,
     )
 

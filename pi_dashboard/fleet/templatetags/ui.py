@@ -22,6 +22,7 @@ from django.utils.http import urlencode
 from django.utils.safestring import SafeString, mark_safe
 
 from pi_dashboard.fleet.pages.ranges import RANGES, range_from_request
+from pi_dashboard.lib.isotime import parse_iso
 
 register = template.Library()
 
@@ -38,13 +39,7 @@ def as_datetime(value: Any) -> datetime | None:
     """A datetime from a datetime or an ISO string (pi's JSON), else None."""
     if isinstance(value, datetime):
         return value if timezone.is_aware(value) else timezone.make_aware(value)
-    if isinstance(value, str) and value:
-        try:
-            parsed = datetime.fromisoformat(value)
-        except ValueError:
-            return None
-        return parsed if timezone.is_aware(parsed) else timezone.make_aware(parsed)
-    return None
+    return parse_iso(value)
 
 
 def relative(dt: datetime, now: datetime) -> str:
