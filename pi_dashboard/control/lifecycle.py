@@ -7,12 +7,11 @@ Callers use these through `control.services`.
 
 import threading
 import uuid
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import Any
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import Q
 from django.utils import timezone
 
 from pi_dashboard.control import audit, effects, selectors, wakeup
@@ -23,12 +22,11 @@ from pi_dashboard.control.models import (
     Command,
     CommandState,
 )
+from pi_dashboard.fleet import services as fleet_services
 from pi_dashboard.fleet.models import Agent, Host, HostModel, Model
 from pi_dashboard.lib.errors import Conflict, DomainError, NotFound
 
 ACK_STATUSES = (CommandState.APPLIED, CommandState.FAILED)
-# Agents poll every few seconds; recording each poll as contact is pointless churn.
-CONTACT_RESOLUTION = timedelta(seconds=10)
 EXPIRE_BATCH = 1000
 # A waiting long-poll holds a request thread; past this many in one process, polls
 # answer at once (the agent polls again after its interval) so pages stay served.
@@ -51,7 +49,7 @@ def commands_pull(*, agent: Agent, wait_seconds: float) -> list[Command]:
             "This agent is bound to no pi host yet: send a heartbeat first.",
             code="agent_not_bound",
         )
-    _agent_touch(agent=agent, host_id=host_id)
+    fleet_services.agent_contact(agent=agent)
     commands = _commands_claim(agent=agent, host_id=host_id)
     if commands or wait_seconds <= 0:
         return commands
@@ -66,15 +64,6 @@ def commands_pull(*, agent: Agent, wait_seconds: float) -> list[Command]:
     finally:
         _long_poll_slots.release()
     return _commands_claim(agent=agent, host_id=host_id)
-
-
-def _agent_touch(*, agent: Agent, host_id: int) -> None:
-    now = timezone.now()
-    stale = Q(last_contact_at__isnull=True) | Q(
-        last_contact_at__lt=now - CONTACT_RESOLUTION
-    )
-    Agent.objects.filter(stale, pk=agent.pk).update(last_contact_at=now)
-    Host.objects.filter(stale, pk=host_id).update(last_contact_at=now)
 
 
 @transaction.atomic

@@ -23,7 +23,6 @@ from pi_dashboard.fleet.schemas import (
     WhoamiOut,
 )
 from pi_dashboard.ingest import contracts, lines
-from pi_dashboard.ingest import services as ingest_services
 from pi_dashboard.lib import jsonsafe
 from pi_dashboard.lib.errors import DomainError
 from pi_dashboard.lib.schemas import ErrorOut
@@ -42,7 +41,7 @@ class InvalidHeartbeat(DomainError):
 def agent_whoami(request: HttpRequest) -> Any:
     """Identify the agent that owns this token (checks URL and token)."""
     agent: Agent = request.agent  # type: ignore[attr-defined]
-    ingest_services.agent_touch(agent=agent)
+    services.agent_contact(agent=agent)
     return {
         "agent_id": agent.pk,
         "name": agent.name,

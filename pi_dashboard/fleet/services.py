@@ -1,10 +1,11 @@
 """Writes to the fleet: agent tokens, heartbeats, and adaptation-store snapshots."""
 
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from django.db import transaction
+from django.db.models import Q
 from django.utils import timezone
 
 from pi_dashboard.control.audit import audit_log
@@ -73,6 +74,29 @@ def _audit(agent: Agent, action: str, actor: str) -> None:
         host=agent.host,
         detail={"agent_id": str(agent.pk), "agent": agent.name},
     )
+
+
+# Last contact is read as "3 s ago" or "2 min ago"; writing it on every batch and
+# poll would cost two row updates and a commit each time.
+CONTACT_RESOLUTION = timedelta(seconds=10)
+
+
+def agent_contact(*, agent: Agent) -> None:
+    """Note that the agent, and the pi host it is bound to, were heard from now.
+
+    `agent` is the row the token lookup just read, its host joined: when both times
+    are within CONTACT_RESOLUTION, nothing is written.
+    """
+    now = timezone.now()
+    horizon = now - CONTACT_RESOLUTION
+    host = agent.host
+    rows = [agent] if host is None else [agent, host]
+    if all(row.last_contact_at and row.last_contact_at >= horizon for row in rows):
+        return
+    stale = Q(last_contact_at__isnull=True) | Q(last_contact_at__lt=horizon)
+    with transaction.atomic():
+        for row in rows:
+            type(row).objects.filter(stale, pk=row.pk).update(last_contact_at=now)
 
 
 @transaction.atomic

@@ -11,9 +11,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from django.db import connection, transaction
-from django.utils import timezone
+from django.db import transaction
 
+from pi_dashboard.fleet import services as fleet_services
 from pi_dashboard.fleet.models import Agent, Host
 from pi_dashboard.ingest import lines, records, retention, store
 from pi_dashboard.ingest.lines import Accepted, Rejection
@@ -43,20 +43,6 @@ def agent_bound_host(agent: Agent) -> Host:
             code="agent_not_bound",
         )
     return agent.host
-
-
-def agent_touch(*, agent: Agent, host: Host | None = None) -> None:
-    now = timezone.now()
-    if host is None:
-        Agent.objects.filter(pk=agent.pk).update(last_contact_at=now)
-        return
-    # Both rows in one statement: one round trip and one commit per batch.
-    with connection.cursor() as cursor:
-        cursor.execute(
-            "WITH touched AS (UPDATE fleet_agent SET last_contact_at = %s "
-            "WHERE id = %s) UPDATE fleet_host SET last_contact_at = %s WHERE id = %s",
-            [now, agent.pk, now, host.pk],
-        )
 
 
 def events_ingest(*, agent: Agent, body: bytes) -> BatchResult:
@@ -121,7 +107,7 @@ def _rows_ingest(
         store.rollups_add(host.pk, counts)
     # After the commit: concurrent batches of one agent all touch the same two rows,
     # and holding those row locks until commit would serialise them.
-    agent_touch(agent=agent, host=host)
+    fleet_services.agent_contact(agent=agent)
     return batch_result(statuses, rejected, expired)
 
 
@@ -163,7 +149,7 @@ def stats_ingest(*, agent: Agent, body: bytes) -> BatchResult:
             statuses[record.line] = DUPLICATE
     with transaction.atomic():
         updated = store.stats_upsert(host.pk, [row for _, row in best.values()])
-    agent_touch(agent=agent, host=host)
+    fleet_services.agent_contact(agent=agent)
     for session_id, (line, _) in best.items():
         statuses[line] = STORED if session_id in updated else DUPLICATE
     return batch_result(statuses, rejected)
