@@ -90,13 +90,14 @@ def agent_contact(*, agent: Agent) -> None:
     now = timezone.now()
     horizon = now - CONTACT_RESOLUTION
     host = agent.host
-    rows = [agent] if host is None else [agent, host]
+    rows: list[Agent | Host] = [agent] if host is None else [agent, host]
     if all(row.last_contact_at and row.last_contact_at >= horizon for row in rows):
         return
     stale = Q(last_contact_at__isnull=True) | Q(last_contact_at__lt=horizon)
     with transaction.atomic():
-        for row in rows:
-            type(row).objects.filter(stale, pk=row.pk).update(last_contact_at=now)
+        Agent.objects.filter(stale, pk=agent.pk).update(last_contact_at=now)
+        if host is not None:
+            Host.objects.filter(stale, pk=host.pk).update(last_contact_at=now)
 
 
 @transaction.atomic

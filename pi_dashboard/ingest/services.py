@@ -69,13 +69,16 @@ def corpus_ingest(*, agent: Agent, body: bytes) -> BatchResult:
     )
 
 
+Insert = Callable[..., set[bytes]]  # store.events_insert / corpus_insert
+
+
 def _rows_ingest(
     *,
     agent: Agent,
     body: bytes,
     classify: lines.Classifier,
     prepare: Callable[[Accepted], Prepared | Rejection],
-    insert: Callable[[int, list[tuple[Any, ...]]], set[bytes]],
+    insert: Insert,
     table: str,
 ) -> BatchResult:
     host = agent_bound_host(agent)
@@ -92,23 +95,41 @@ def _rows_ingest(
         else:
             seen.add(prepared.digest)
             unique.append(prepared)
-    with transaction.atomic():
-        unique, expired = _expired_split(unique, table)
-        model_ids = store.models_ensure(p.model_key for p in unique if p.model_key)
-        for prepared in unique:
-            prepared.row[0] = model_ids.get(prepared.model_key or "")
-        new = insert(host.pk, [tuple(p.row) for p in unique])
-        counts: Counter[store.RollupCell] = Counter()
-        for prepared in unique:
-            statuses[prepared.line] = STORED if prepared.digest in new else DUPLICATE
-            if prepared.digest in new:
-                for dimension, key in prepared.cells:
-                    counts[(prepared.bucket, prepared.row[0], dimension, key)] += 1
-        store.rollups_add(host.pk, counts)
+    try:
+        with transaction.atomic():
+            kept, expired, new = _rows_store(host, unique, insert, table, all_new=True)
+    except store.AlreadyStored:
+        # A re-send: write again, skipping what is stored (rolled back meanwhile).
+        with transaction.atomic():
+            kept, expired, new = _rows_store(host, unique, insert, table, all_new=False)
+    for prepared in kept:
+        statuses[prepared.line] = STORED if prepared.digest in new else DUPLICATE
     # After the commit: concurrent batches of one agent all touch the same two rows,
     # and holding those row locks until commit would serialise them.
     fleet_services.agent_contact(agent=agent)
     return batch_result(statuses, rejected, expired)
+
+
+def _rows_store(
+    host: Host, unique: list[Prepared], insert: Insert, table: str, *, all_new: bool
+) -> tuple[list[Prepared], list[Rejection], set[bytes]]:
+    """Write the rows and their rollup counts (in the caller's transaction).
+
+    Returns the rows within retention, those older (not written), and the hashes of
+    the rows that were new.
+    """
+    kept, expired = _expired_split(unique, table)
+    model_ids = store.models_ensure(p.model_key for p in kept if p.model_key)
+    for prepared in kept:
+        prepared.row[0] = model_ids.get(prepared.model_key or "")
+    new = insert(host.pk, [tuple(p.row) for p in kept], all_new=all_new)
+    counts: Counter[store.RollupCell] = Counter()
+    for prepared in kept:
+        if prepared.digest in new:
+            for dimension, key in prepared.cells:
+                counts[(prepared.bucket, prepared.row[0], dimension, key)] += 1
+    store.rollups_add(host.pk, counts)
+    return kept, expired, new
 
 
 def _expired_split(

@@ -1,8 +1,12 @@
 """Set-based writes for the ingest hot path: one statement per table per batch.
 
-A batch is written with `INSERT … SELECT FROM unnest(arrays) ON CONFLICT DO NOTHING
-RETURNING content_hash`, so the database tells which lines were new; only those bump
-the rollups, in one aggregated upsert per level (hourly, then daily). Rows are
+A batch is written with one `INSERT … SELECT FROM unnest(arrays)`. Most batches hold
+only new lines, so that insert is tried first as it is; when a line turns out to be
+stored already (a re-send), the unique index refuses the insert, the transaction is
+rolled back, and the batch is written again with `ON CONFLICT DO NOTHING RETURNING
+content_hash`, so the database tells which lines were new (measured: the conflict
+check costs a tenth of the database's time on every batch). Only new lines bump the
+rollups, in one aggregated upsert per level (hourly, then daily). Rows are
 sorted by their unique key first, so that two concurrent batches lock index entries
 in the same order (no deadlocks).
 Call these inside a transaction.
@@ -36,8 +40,6 @@ SELECT %b::bigint, m, h, k, t, s, r, tl, o, p, f, tp, pl::jsonb, og, now()
 FROM unnest(%b::bigint[], %b::bytea[], %b::text[], %b::timestamptz[], %b::text[],
     %b::text[], %b::text[], %b::text[], %b::text[], %b::text[], %b::boolean[],
     %b::text[], %b::text[]) AS u(m, h, k, t, s, r, tl, o, p, f, tp, pl, og)
-ON CONFLICT (host_id, content_hash) DO NOTHING
-RETURNING content_hash
 """
 
 _CORPUS_INSERT = """
@@ -47,6 +49,10 @@ SELECT %b::bigint, m, h, k, t, tl, st, p, f, r, pl::jsonb, og, now()
 FROM unnest(%b::bigint[], %b::bytea[], %b::text[], %b::timestamptz[], %b::text[],
     %b::text[], %b::text[], %b::text[], %b::text[], %b::text[], %b::text[])
     AS u(m, h, k, t, tl, st, p, f, r, pl, og)
+"""
+
+# Appended when the batch may hold stored lines: skip them, name the new ones.
+_SKIP_STORED = """
 ON CONFLICT (host_id, content_hash) DO NOTHING
 RETURNING content_hash
 """
@@ -112,23 +118,43 @@ def models_ensure(keys: Iterable[str]) -> dict[str, int]:
     return found
 
 
-def events_insert(host_id: int, rows: list[tuple[Any, ...]]) -> set[bytes]:
-    """Insert event rows (model, hash, kind, ts, …); returns the new hashes."""
-    return _insert_returning(_EVENT_INSERT, host_id, rows, width=13)
+class AlreadyStored(Exception):
+    """A line of an insert tried as all-new is stored already; nothing was written."""
 
 
-def corpus_insert(host_id: int, rows: list[tuple[Any, ...]]) -> set[bytes]:
-    return _insert_returning(_CORPUS_INSERT, host_id, rows, width=11)
+def events_insert(
+    host_id: int, rows: list[tuple[Any, ...]], *, all_new: bool
+) -> set[bytes]:
+    """Insert event rows (model, hash, kind, ts, …); returns the new hashes.
+
+    With `all_new`, raises AlreadyStored if any row's content is stored already
+    (the caller's transaction is then unusable: roll it back).
+    """
+    return _insert(_EVENT_INSERT, host_id, rows, width=13, all_new=all_new)
 
 
-def _insert_returning(
-    sql: str, host_id: int, rows: list[tuple[Any, ...]], *, width: int
+def corpus_insert(
+    host_id: int, rows: list[tuple[Any, ...]], *, all_new: bool
+) -> set[bytes]:
+    return _insert(_CORPUS_INSERT, host_id, rows, width=11, all_new=all_new)
+
+
+def _insert(
+    sql: str, host_id: int, rows: list[tuple[Any, ...]], *, width: int, all_new: bool
 ) -> set[bytes]:
     if not rows:
         return set()
     rows = sorted(rows, key=lambda row: row[1])  # by content hash: stable lock order
-    returned = _execute(sql, [host_id, *columns(rows, width)])
-    return {bytes(row[0]) for row in returned}
+    params = [host_id, *columns(rows, width)]
+    if not all_new:
+        return {bytes(row[0]) for row in _execute(sql + _SKIP_STORED, params)}
+    try:
+        _execute(sql, params)
+    except psycopg.errors.UniqueViolation as exc:
+        if not (exc.diag.constraint_name or "").endswith("_unique_content"):
+            raise
+        raise AlreadyStored from exc
+    return {row[1] for row in rows}
 
 
 def stats_upsert(host_id: int, rows: list[tuple[str, int, str, str]]) -> set[str]:
