@@ -141,6 +141,25 @@ def test_rollups_count_only_new_lines(agent: AgentClient) -> None:
     assert cell.model.model_id == "deepseek/deepseek-v3.2"
 
 
+def test_a_partial_resend_stores_only_the_new_lines(agent: AgentClient) -> None:
+    # Tried as all-new first, refused by the unique index, written again skipping
+    # the stored lines: nothing of the refused attempt may remain or count.
+    first = agent.post("events", b"\n".join(line(event(n)) for n in (1, 3)))
+    assert first.json()["stored"] == 2
+    body = b"\n".join(line(event(n)) for n in range(5))
+    answer = agent.post("events", body).json()
+    assert [r["status"] for r in answer["results"]] == [
+        "stored",
+        "duplicate",
+        "stored",
+        "duplicate",
+        "stored",
+    ]
+    assert EventRecord.objects.count() == 5
+    cell = Rollup.objects.get(dimension="outcome", key="execution:failed")
+    assert cell.count == 5
+
+
 def test_daily_rollups_are_the_sum_of_their_hours(agent: AgentClient) -> None:
     # Lines on both sides of a UTC midnight, then the same lines again plus new ones:
     # each day's outcome row holds exactly its hours' counts, re-sent lines counted
