@@ -5,6 +5,7 @@ accepted records (parsed, validated, content-hashed, made safe for PostgreSQL) a
 rejections that name the line and the reason.
 """
 
+import hashlib
 import zlib
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -46,6 +47,7 @@ class Rejection:
 class Accepted:
     line: int
     value: dict[str, Any]  # safe for PostgreSQL (sanitised when needed)
+    payload: str  # `value` as JSON text, for the jsonb column
     original: str  # exact record as ASCII-escaped JSON when `value` was sanitised
     digest: bytes  # SHA-256 of the canonical JSON of the exact record
     schema: str
@@ -153,12 +155,14 @@ def line_check(
     if problem is not None:
         reason = f"Does not match schema {schema}: {problem}"
         return Rejection(number, "schema_violation", jsonsafe.sanitise_text(reason))
-    digest = jsonsafe.content_hash(value)
+    canonical = jsonsafe.canonical(value)
+    digest = hashlib.sha256(canonical).digest()
     if is_safe:
-        return Accepted(number, value, "", digest, schema)
-    return Accepted(
-        number, jsonsafe.sanitise(value), jsonsafe.escaped(value), digest, schema
-    )
+        # The canonical text is also the payload: jsonb keeps no key order or spacing.
+        return Accepted(number, value, canonical.decode("ascii"), "", digest, schema)
+    safe = jsonsafe.sanitise(value)
+    original = jsonsafe.escaped(value)
+    return Accepted(number, safe, jsonsafe.dumps(safe), original, digest, schema)
 
 
 def lines_check(

@@ -3,13 +3,15 @@
 Pure functions over checked records (`lines.Accepted`); no database.
 """
 
-from dataclasses import dataclass, field
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
 from pi_dashboard.ingest.lines import Accepted, Rejection, Unclassified
 from pi_dashboard.ingest.models import Dimension
-from pi_dashboard.lib import jsonsafe
+from pi_dashboard.ingest.store import RollupCell
 from pi_dashboard.lib.isotime import hour_floor, parse_iso
 
 EVENT_SCHEMAS = {
@@ -22,8 +24,18 @@ CORPUS_SCHEMAS = {
 }
 # Column limits of fleet.Model; a longer key cannot name a model row.
 MAX_KEY, MAX_PROVIDER, MAX_MODEL_ID = 600, 200, 400
+# What a stored line adds one to: (rollup dimension, key) pairs. Plain strings:
+# hashing a str Enum member runs Python code, and lines are counted by these.
+Cells = tuple[tuple[str, str], ...]
 # Rollup keys are indexed; a longer value is cut (only counted, never shown whole).
 MAX_ROLLUP_KEY = 200
+OUTCOME: str = Dimension.OUTCOME.value
+TOOL: str = Dimension.TOOL.value
+PHASE: str = Dimension.PHASE.value
+FAILURE_MODE: str = Dimension.FAILURE_MODE.value
+REPAIR_MODE: str = Dimension.REPAIR_MODE.value
+FAILURE_CODE: str = Dimension.FAILURE_CODE.value
+PROVIDER_REASON: str = Dimension.PROVIDER_REASON.value
 # SessionStats.session_id is indexed; pi's session ids are UUIDs.
 MAX_SESSION_ID = 256
 
@@ -37,13 +49,25 @@ class Prepared:
     model_key: str | None
     row: list[Any]
     bucket: datetime
-    cells: list[tuple[Dimension, str]] = field(default_factory=list)
+    cells: Cells = ()
 
     @property
     def ts(self) -> datetime:
         """The record's `ts` (column 3 of event and corpus rows alike)."""
         moment: datetime = self.row[3]
         return moment
+
+
+def rollup_counts(stored: Iterable[Prepared]) -> Counter[RollupCell]:
+    """What newly stored lines add to each hourly rollup cell."""
+    # Lines of the same hour, model and cells are counted together first: a thousand
+    # lines of five cells each make a few hundred such groups.
+    groups = Counter((p.bucket, p.row[0], p.cells) for p in stored)
+    counts: Counter[RollupCell] = Counter()
+    for (bucket, model_id, cells), lines in groups.items():
+        for dimension, key in cells:
+            counts[(bucket, model_id, dimension, key[:MAX_ROLLUP_KEY])] += lines
+    return counts
 
 
 def event_classify(value: dict[str, Any]) -> str:
@@ -93,14 +117,6 @@ def _ts(record: Accepted) -> datetime | Rejection:
     return moment
 
 
-def _payload(record: Accepted) -> str:
-    return jsonsafe.dumps(record.value)
-
-
-def _cut(key: str) -> str:
-    return key[:MAX_ROLLUP_KEY]
-
-
 def event_prepare(record: Accepted) -> Prepared | Rejection:
     ts = _ts(record)
     if isinstance(ts, Rejection):
@@ -112,17 +128,14 @@ def event_prepare(record: Accepted) -> Prepared | Rejection:
     code = "" if is_validation else v["failureCode"]
     text_protocol = v.get("source") == "text-protocol"
     row = [None, record.digest, v["kind"], ts, v["sessionId"], v["recordId"], v["tool"]]
-    row += [outcome, phase, code, text_protocol, _payload(record), record.original]
+    row += [outcome, phase, code, text_protocol, record.payload, record.original]
     prefix = "validation" if is_validation else "execution"
-    cells = [
-        (Dimension.OUTCOME, _cut(f"{prefix}:{outcome}")),
-        (Dimension.TOOL, _cut(v["tool"])),
-    ]
+    cells: Cells = ((OUTCOME, f"{prefix}:{outcome}"), (TOOL, v["tool"]))
     if is_validation:
-        cells += [(Dimension.FAILURE_MODE, _cut(mode)) for mode in v["failureModes"]]
-        cells += [(Dimension.REPAIR_MODE, _cut(mode)) for mode in v["repairsApplied"]]
+        cells += tuple((FAILURE_MODE, mode) for mode in v["failureModes"])
+        cells += tuple((REPAIR_MODE, mode) for mode in v["repairsApplied"])
     else:
-        cells += [(Dimension.PHASE, _cut(phase)), (Dimension.FAILURE_CODE, _cut(code))]
+        cells += ((PHASE, phase), (FAILURE_CODE, code))
     key = model_key(v.get("provider"), v.get("model"))
     return Prepared(record.line, record.digest, key, row, hour_floor(ts), cells)
 
@@ -136,15 +149,12 @@ def corpus_prepare(record: Accepted) -> Prepared | Rejection:
     reason = v.get("reason", "") if kind == "provider" else ""
     row = [None, record.digest, kind, ts, v.get("tool", ""), v.get("state", "")]
     row += [v.get("phase", ""), v.get("failureCode", ""), reason]
-    row += [_payload(record), record.original]
+    row += [record.payload, record.original]
     # Tool rows repeat what the event log already counts (one bounced call writes a
     # row to each file, pitfalls §22); only provider errors are counted from here.
-    cells: list[tuple[Dimension, str]] = []
+    cells: Cells = ()
     if kind == "provider":
-        cells = [
-            (Dimension.OUTCOME, _cut(f"provider:{reason}")),
-            (Dimension.PROVIDER_REASON, _cut(reason)),
-        ]
+        cells = ((OUTCOME, f"provider:{reason}"), (PROVIDER_REASON, reason))
     key = model_key(v.get("provider"), v.get("modelId"))
     return Prepared(record.line, record.digest, key, row, hour_floor(ts), cells)
 
@@ -160,4 +170,4 @@ def stats_row(record: Accepted) -> tuple[str, int, str, str] | Rejection:
     if not float(sequence).is_integer() or sequence >= 2**63:
         reason = "lastRecordSequence must be a whole number below 2**63."
         return Rejection(record.line, "schema_violation", reason)
-    return (session_id, int(sequence), _payload(record), record.original)
+    return (session_id, int(sequence), record.payload, record.original)

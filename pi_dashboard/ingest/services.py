@@ -123,12 +123,8 @@ def _rows_store(
     for prepared in kept:
         prepared.row[0] = model_ids.get(prepared.model_key or "")
     new = insert(host.pk, [tuple(p.row) for p in kept], all_new=all_new)
-    counts: Counter[store.RollupCell] = Counter()
-    for prepared in kept:
-        if prepared.digest in new:
-            for dimension, key in prepared.cells:
-                counts[(prepared.bucket, prepared.row[0], dimension, key)] += 1
-    store.rollups_add(host.pk, counts)
+    stored = (prepared for prepared in kept if prepared.digest in new)
+    store.rollups_add(host.pk, records.rollup_counts(stored))
     return kept, expired, new
 
 
