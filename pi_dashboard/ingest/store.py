@@ -20,7 +20,6 @@ from typing import Any
 import psycopg
 from django.db import connection
 
-from pi_dashboard.fleet.models import Model
 from pi_dashboard.ingest.models import Dimension
 
 RollupCell = tuple[datetime, int | None, str, str]  # bucket, model id, dimension, key
@@ -31,6 +30,8 @@ SELECT k, p, m FROM unnest(%b::text[], %b::text[], %b::text[]) AS u(k, p, m)
 ORDER BY k
 ON CONFLICT (key) DO NOTHING
 """
+
+_MODEL_SELECT = "SELECT key, id FROM fleet_model WHERE key = ANY(%b::text[])"
 
 _EVENT_INSERT = """
 INSERT INTO ingest_eventrecord (host_id, model_id, content_hash, kind, ts, session_id,
@@ -79,7 +80,10 @@ ON CONFLICT (bucket, host_id, model_id, dimension, key)
 DO UPDATE SET count = ingest_rollup.count + EXCLUDED.count
 """
 
-_DAILY_UPSERT = _ROLLUP_UPSERT.replace("ingest_rollup", "ingest_dailyrollup")
+# Both levels in one statement (one round trip); hourly rows are locked first.
+_ROLLUPS_UPSERT = f"WITH hourly AS ({_ROLLUP_UPSERT})" + _ROLLUP_UPSERT.replace(
+    "ingest_rollup", "ingest_dailyrollup"
+)
 
 
 def _execute(sql: str, params: list[Any]) -> list[tuple[Any, ...]]:
@@ -106,7 +110,7 @@ def models_ensure(keys: Iterable[str]) -> dict[str, int]:
     wanted = sorted(set(keys))
     if not wanted:
         return {}
-    found = dict(Model.objects.filter(key__in=wanted).values_list("key", "id"))
+    found = _models_found(wanted)
     missing = [key for key in wanted if key not in found]
     if missing:
         # Split at the FIRST '/': the model id may hold more slashes (reference §0.3).
@@ -114,8 +118,12 @@ def models_ensure(keys: Iterable[str]) -> dict[str, int]:
         model_id = [key.partition("/")[2] for key in missing]
         _execute(_MODEL_INSERT, [missing, provider, model_id])
         # A separate statement, so that keys another transaction committed are seen.
-        found.update(Model.objects.filter(key__in=missing).values_list("key", "id"))
+        found.update(_models_found(missing))
     return found
+
+
+def _models_found(keys: list[str]) -> dict[str, int]:
+    return dict(_execute(_MODEL_SELECT, [keys]))
 
 
 class AlreadyStored(Exception):
@@ -171,7 +179,7 @@ DAILY_DIMENSIONS = frozenset({Dimension.OUTCOME.value})
 
 
 def rollups_add(host_id: int, counts: dict[RollupCell, int]) -> None:
-    """Add counts to the hourly cells and to their days' cells: one upsert each.
+    """Add counts to the hourly cells and to their days' cells, in one statement.
 
     Both levels in the caller's transaction, so a day's row is always the sum of its
     hourly rows (range totals read days, see fleet.pages.failures).
@@ -182,8 +190,10 @@ def rollups_add(host_id: int, counts: dict[RollupCell, int]) -> None:
     for (bucket, model_id, dimension, key), n in counts.items():
         if dimension in DAILY_DIMENSIONS:
             daily[(day_floor(bucket), model_id, dimension, key)] += n
-    _upsert(_ROLLUP_UPSERT, host_id, counts)
-    _upsert(_DAILY_UPSERT, host_id, daily)
+    _execute(
+        _ROLLUPS_UPSERT,
+        [host_id, *_cell_columns(counts), host_id, *_cell_columns(daily)],
+    )
 
 
 def day_floor(moment: datetime) -> datetime:
@@ -191,11 +201,11 @@ def day_floor(moment: datetime) -> datetime:
     return moment.astimezone(UTC).replace(hour=0, minute=0, second=0, microsecond=0)
 
 
-def _upsert(sql: str, host_id: int, counts: dict[RollupCell, int]) -> None:
-    """One aggregated upsert, its cells sorted: concurrent batches lock in one order."""
+def _cell_columns(counts: dict[RollupCell, int]) -> list[list[Any]]:
+    """The cells as unnest arrays, sorted: concurrent batches lock in one order."""
     cells = sorted(
         counts.items(), key=lambda item: (item[0][0], item[0][1] or 0, *item[0][2:])
     )
     # Plain str: psycopg would dump a str Enum (Dimension) by its name, not its value.
     rows = [(b, m, str(d), str(k), count) for (b, m, d, k), count in cells]
-    _execute(sql, [host_id, *columns(rows, 5)])
+    return columns(rows, 5)
