@@ -181,9 +181,18 @@ class Rollup(models.Model):
     """
 
     bucket = models.DateTimeField()
-    host = models.ForeignKey(Host, on_delete=models.CASCADE, related_name="rollups")
+    # No single-column indexes: rollup_host and rollup_model start with these, and
+    # every index is one more write for each new cell.
+    host = models.ForeignKey(
+        Host, on_delete=models.CASCADE, related_name="rollups", db_index=False
+    )
     model = models.ForeignKey(
-        Model, null=True, blank=True, on_delete=models.CASCADE, related_name="rollups"
+        Model,
+        null=True,
+        blank=True,
+        on_delete=models.CASCADE,
+        related_name="rollups",
+        db_index=False,
     )
     dimension = models.CharField(max_length=32, choices=Dimension.choices)
     key = models.CharField(max_length=300)
@@ -221,8 +230,9 @@ class DailyRollup(models.Model):
 
     # Midnight UTC of the day.
     bucket = models.DateTimeField()
+    # Indexed by dailyrollup_host and dailyrollup_model, as Rollup's.
     host = models.ForeignKey(
-        Host, on_delete=models.CASCADE, related_name="daily_rollups"
+        Host, on_delete=models.CASCADE, related_name="daily_rollups", db_index=False
     )
     model = models.ForeignKey(
         Model,
@@ -230,6 +240,7 @@ class DailyRollup(models.Model):
         blank=True,
         on_delete=models.CASCADE,
         related_name="daily_rollups",
+        db_index=False,
     )
     dimension = models.CharField(max_length=32, choices=Dimension.choices)
     key = models.CharField(max_length=300)
