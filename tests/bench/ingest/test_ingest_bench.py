@@ -5,11 +5,19 @@ Run on demand (not part of the default run):
 
 A real gunicorn serves the API against the test database; 4 client threads post
 1,000-line event batches. The same rows are COPYed straight into the same table (for
-another host, so that nothing conflicts), measured the same way: 4 connections, each
+other hosts, so that nothing conflicts), measured the same way: 4 connections, each
 1,000-row batch its own COPY and commit, rows built before the clock starts. Both
 sides are warmed up first (workers import and connect, validators compile), and
 each of several rounds uses fresh rows, alternating which side runs first (the
 table grows). Per-round rates and the median ratio are printed; target >= 0.5.
+
+Both sides keep this box's cores busy, so the ratio is about CPU: the CPU each side
+spends per 1,000 rows is printed too, by role (this process's client threads, the
+web server's processes, PostgreSQL's sessions and its background processes).
+
+Knobs: BENCH_CLIENTS (4), BENCH_ROUNDS (3), BENCH_WORKERS (= clients) and
+BENCH_HOSTS (1): the clients post as that many agents, each bound to its own pi
+host (4 = one agent per client, as in a fleet; more hosts mean more rollup cells).
 """
 
 import contextlib
