@@ -8,11 +8,12 @@ would also drop and re-create (and re-validate) the foreign keys.
 import django.db.models.deletion
 from django.db import migrations, models
 
+# (index, table, column) as Django named them when it created them.
 INDEXES = (
-    "ingest_rollup_host_id_6cd9a818",
-    "ingest_rollup_model_id_e314f68f",
-    "ingest_dailyrollup_host_id_d01f46aa",
-    "ingest_dailyrollup_model_id_28e68e2b",
+    ("ingest_rollup_host_id_6cd9a818", "ingest_rollup", "host_id"),
+    ("ingest_rollup_model_id_e314f68f", "ingest_rollup", "model_id"),
+    ("ingest_dailyrollup_host_id_d01f46aa", "ingest_dailyrollup", "host_id"),
+    ("ingest_dailyrollup_model_id_28e68e2b", "ingest_dailyrollup", "model_id"),
 )
 
 
@@ -37,18 +38,10 @@ class Migration(migrations.Migration):
         migrations.SeparateDatabaseAndState(
             database_operations=[
                 migrations.RunSQL(
-                    [f'DROP INDEX IF EXISTS "{name}"' for name in INDEXES],
+                    [f'DROP INDEX IF EXISTS "{name}"' for name, _, _ in INDEXES],
                     reverse_sql=[
-                        'CREATE INDEX IF NOT EXISTS "ingest_rollup_host_id_6cd9a818" '
-                        'ON "ingest_rollup" ("host_id")',
-                        'CREATE INDEX IF NOT EXISTS "ingest_rollup_model_id_e314f68f" '
-                        'ON "ingest_rollup" ("model_id")',
-                        "CREATE INDEX IF NOT EXISTS "
-                        '"ingest_dailyrollup_host_id_d01f46aa" '
-                        'ON "ingest_dailyrollup" ("host_id")',
-                        "CREATE INDEX IF NOT EXISTS "
-                        '"ingest_dailyrollup_model_id_28e68e2b" '
-                        'ON "ingest_dailyrollup" ("model_id")',
+                        f'CREATE INDEX IF NOT EXISTS "{name}" ON "{table}" ("{column}")'
+                        for name, table, column in INDEXES
                     ],
                 )
             ],
