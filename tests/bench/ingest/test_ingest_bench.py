@@ -15,7 +15,7 @@ Both sides keep this box's cores busy, so the ratio is about CPU: the CPU each s
 spends per 1,000 rows is printed too, by role (this process's client threads, the
 web server's processes, PostgreSQL's sessions and its background processes).
 
-Knobs: BENCH_CLIENTS (4), BENCH_ROUNDS (3), BENCH_WORKERS (= clients) and
+Knobs: BENCH_CLIENTS (4), BENCH_ROUNDS (5), BENCH_WORKERS (= clients) and
 BENCH_HOSTS (1): the clients post as that many agents, each bound to its own pi
 host (4 = one agent per client, as in a fleet; more hosts mean more rollup cells).
 """
@@ -47,7 +47,7 @@ from tests.support import processes
 from tests.support.processes import child_env, running, wait_until
 
 CLIENTS = int(os.environ.get("BENCH_CLIENTS", "4"))
-ROUNDS = int(os.environ.get("BENCH_ROUNDS", "3"))
+ROUNDS = int(os.environ.get("BENCH_ROUNDS", "5"))
 BATCHES_PER_CLIENT = 10
 BATCH = 1000
 # One sync worker per concurrent client. Ingest is CPU-bound, but a sync worker sits
