@@ -27,8 +27,10 @@ def test_stale_contact_is_written_for_agent_and_host(seen_ago: timedelta) -> Non
     services.agent_contact(agent=agent)
     agent.refresh_from_db()
     host = Host.objects.get(pk=agent.host_id)
-    assert agent.last_contact_at is not None and agent.last_contact_at >= before
-    assert host.last_contact_at is not None and host.last_contact_at >= before
+    assert agent.last_contact_at is not None
+    assert agent.last_contact_at >= before
+    assert host.last_contact_at is not None
+    assert host.last_contact_at >= before
 
 
 @pytest.mark.django_db
