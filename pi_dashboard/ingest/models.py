@@ -25,9 +25,18 @@ class CorpusKind(models.TextChoices):
 class EventRecord(models.Model):
     """One line of `tool-recovery-events.jsonl`."""
 
-    host = models.ForeignKey(Host, on_delete=models.CASCADE, related_name="events")
+    # No single-column indexes: the unique content key starts with host and
+    # event_model_ts with model, and each index is one more write per line.
+    host = models.ForeignKey(
+        Host, on_delete=models.CASCADE, related_name="events", db_index=False
+    )
     model = models.ForeignKey(
-        Model, null=True, blank=True, on_delete=models.CASCADE, related_name="events"
+        Model,
+        null=True,
+        blank=True,
+        on_delete=models.CASCADE,
+        related_name="events",
+        db_index=False,
     )
     content_hash = models.BinaryField(max_length=32)
     kind = models.CharField(max_length=32, choices=EventKind.choices)
@@ -69,7 +78,10 @@ class EventRecord(models.Model):
 class CorpusRecord(models.Model):
     """One line of `failure-corpus.jsonl`: tool validation, tool execution, provider."""
 
-    host = models.ForeignKey(Host, on_delete=models.CASCADE, related_name="corpus")
+    # Indexed by the unique content key (host first), as EventRecord's.
+    host = models.ForeignKey(
+        Host, on_delete=models.CASCADE, related_name="corpus", db_index=False
+    )
     model = models.ForeignKey(
         Model, null=True, blank=True, on_delete=models.CASCADE, related_name="corpus"
     )
