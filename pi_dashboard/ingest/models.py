@@ -186,94 +186,82 @@ class Dimension(models.TextChoices):
     PROVIDER_REASON = "provider_reason", "provider error reason"
 
 
-class Rollup(models.Model):
-    """Hourly counts per host × model × dimension value, for pages and charts.
+class CountCell(models.Model):
+    """A count per time bucket × host × model × dimension value: a rollup row.
 
     Only lines stored for the first time count, so re-sent lines change nothing.
     """
 
     bucket = models.DateTimeField()
-    # No single-column indexes: rollup_host and rollup_model start with these, and
-    # every index is one more write for each new cell.
+    # No single-column indexes: the host and model indexes below start with these,
+    # and every index is one more write for each new cell. No reverse accessors
+    # either (deletes still cascade): nothing reads cells from a host or a model.
     host = models.ForeignKey(
-        Host, on_delete=models.CASCADE, related_name="rollups", db_index=False
+        Host, on_delete=models.CASCADE, related_name="+", db_index=False
     )
     model = models.ForeignKey(
         Model,
         null=True,
         blank=True,
         on_delete=models.CASCADE,
-        related_name="rollups",
+        related_name="+",
         db_index=False,
     )
     dimension = models.CharField(max_length=32, choices=Dimension.choices)
     key = models.CharField(max_length=300)
     count = models.BigIntegerField(default=0)
 
+    bucket_format = "%Y-%m-%dT%H"
+
     class Meta:
+        abstract = True
         constraints = [
             models.UniqueConstraint(
                 fields=["bucket", "host", "model", "dimension", "key"],
-                name="rollup_unique_cell",
+                name="%(class)s_unique_cell",
                 nulls_distinct=False,
             ),
         ]
         indexes = [
             # Charts and totals of one model (all hosts) over a time range.
-            models.Index(fields=["model", "dimension", "bucket"], name="rollup_model"),
+            models.Index(
+                fields=["model", "dimension", "bucket"], name="%(class)s_model"
+            ),
             # Fleet overview and host pages: one host's cells over a time range.
-            models.Index(fields=["host", "dimension", "bucket"], name="rollup_host"),
+            models.Index(fields=["host", "dimension", "bucket"], name="%(class)s_host"),
+        ]
+
+    def __str__(self) -> str:
+        when = format(self.bucket, self.bucket_format)
+        return f"{when} {self.dimension}={self.key}: {self.count}"
+
+
+class Rollup(CountCell):
+    """Hourly counts, for pages and charts."""
+
+    class Meta(CountCell.Meta):
+        indexes = [
+            *CountCell.Meta.indexes,
             # Fleet overview: every cell in a time range.
             models.Index(fields=["dimension", "bucket"], name="rollup_dimension"),
         ]
 
-    def __str__(self) -> str:
-        return f"{self.bucket:%Y-%m-%dT%H} {self.dimension}={self.key}: {self.count}"
 
-
-class DailyRollup(models.Model):
+class DailyRollup(CountCell):
     """Daily outcome counts per host × model: the hourly cells of one UTC day.
 
     Written by ingest in the same transaction as the hourly cells, so the sum of a
     day's hourly rows always equals its daily row. Range-wide totals (the failure rate
     on every page) read these for whole days: 30 rows per cell instead of 720. Only
     the `outcome` dimension has a daily level (ingest.store.DAILY_DIMENSIONS).
+    `bucket` is midnight UTC of the day.
     """
 
-    # Midnight UTC of the day.
-    bucket = models.DateTimeField()
-    # Indexed by dailyrollup_host and dailyrollup_model, as Rollup's.
-    host = models.ForeignKey(
-        Host, on_delete=models.CASCADE, related_name="daily_rollups", db_index=False
-    )
-    model = models.ForeignKey(
-        Model,
-        null=True,
-        blank=True,
-        on_delete=models.CASCADE,
-        related_name="daily_rollups",
-        db_index=False,
-    )
-    dimension = models.CharField(max_length=32, choices=Dimension.choices)
-    key = models.CharField(max_length=300)
-    count = models.BigIntegerField(default=0)
+    bucket_format = "%Y-%m-%d"
 
-    class Meta:
-        constraints = [
-            models.UniqueConstraint(
-                fields=["bucket", "host", "model", "dimension", "key"],
-                name="dailyrollup_unique_cell",
-                nulls_distinct=False,
-            ),
-        ]
+    class Meta(CountCell.Meta):
         indexes = [
-            # Totals of one host or one model over a range (host and model pages).
-            models.Index(
-                fields=["host", "dimension", "bucket"], name="dailyrollup_host"
-            ),
-            models.Index(
-                fields=["model", "dimension", "bucket"], name="dailyrollup_model"
-            ),
+            *CountCell.Meta.indexes,
             # Fleet overview: failures of every cell in a range, read from the index
             # alone (index-only scan): a heap scan would read every dimension's rows.
             models.Index(
@@ -283,9 +271,6 @@ class DailyRollup(models.Model):
                 name="dailyrollup_outcome",
             ),
         ]
-
-    def __str__(self) -> str:
-        return f"{self.bucket:%Y-%m-%d} {self.dimension}={self.key}: {self.count}"
 
 
 class RetentionMark(models.Model):
