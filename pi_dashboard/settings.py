@@ -177,6 +177,10 @@ PI_AGENT_POLL_SECONDS = env_int("PI_AGENT_POLL_SECONDS", 2)
 # Probes: private (RFC 1918, loopback, ULA) destinations need this; link-local and
 # cloud metadata addresses are always refused.
 PI_PROBES_ALLOW_PRIVATE = env_bool("PI_PROBES_ALLOW_PRIVATE")
+# Worker variables an endpoint may name as its API key (`api_key_env`): names, or
+# `PREFIX_*` patterns. The probe sends the value to the endpoint's URL, so anything
+# else on the worker (DJANGO_SECRET_KEY, DATABASE_URL) must stay unnamable.
+PI_PROBE_KEY_ENV_ALLOWED = env_list("PI_PROBE_KEY_ENV_ALLOWED", "PI_PROBE_KEY_*")
 # Key for API keys at rest (Fernet, urlsafe base64 of 32 bytes). Derived from
 # SECRET_KEY when unset, so rotating SECRET_KEY then needs the keys re-entered.
 PI_FIELD_ENCRYPTION_KEY = env_str("PI_FIELD_ENCRYPTION_KEY")

@@ -71,7 +71,9 @@ def create_endpoint(request: HttpRequest, payload: EndpointIn) -> Any:
         model_key=payload.model_key,
         name=payload.name,
     ) as info:
-        endpoint = services.endpoint_create(data=endpoint_data(payload))
+        endpoint = services.endpoint_create(
+            data=endpoint_data(payload), user=request.user
+        )
         info["endpoint"] = endpoint.pk
     return Status(201, endpoint)
 
@@ -94,7 +96,9 @@ def update_endpoint(request: HttpRequest, endpoint_id: int, payload: EndpointIn)
         model_key=payload.model_key,
         endpoint=endpoint.pk,
     ):
-        return services.endpoint_update(endpoint=endpoint, data=endpoint_data(payload))
+        return services.endpoint_update(
+            endpoint=endpoint, data=endpoint_data(payload), user=request.user
+        )
 
 
 @router.delete("/endpoints/{endpoint_id}", response={204: None, **ERRORS})

@@ -25,3 +25,18 @@ def max_attempts() -> int:
 def stale_pending_seconds() -> float:
     """A run still pending this long lost its task message; the sweep re-sends it."""
     return float(getattr(settings, "PI_PROBES_STALE_PENDING_SECONDS", 300))
+
+
+def key_env_allowed() -> list[str]:
+    """Names and `PREFIX_*` patterns an endpoint's `api_key_env` may use."""
+    return list(getattr(settings, "PI_PROBE_KEY_ENV_ALLOWED", ["PI_PROBE_KEY_*"]))
+
+
+def key_env_is_allowed(name: str) -> bool:
+    for pattern in key_env_allowed():
+        if pattern.endswith("*"):
+            if name.startswith(pattern[:-1]) and len(name) > len(pattern) - 1:
+                return True
+        elif name == pattern:
+            return True
+    return False

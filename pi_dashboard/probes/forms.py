@@ -45,7 +45,10 @@ class EndpointForm(forms.Form):
     )
     clear_api_key = forms.BooleanField(required=False, label="Remove the stored key")
     api_key_env = forms.CharField(
-        required=False, label="…or read the key from this worker variable"
+        required=False,
+        label="…or read the key from this worker variable",
+        help_text="Admins only; an allowed name (PI_PROBE_KEY_ENV_ALLOWED, by "
+        "default PI_PROBE_KEY_…).",
     )
     headers = forms.CharField(
         required=False,

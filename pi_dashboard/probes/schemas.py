@@ -18,7 +18,12 @@ class EndpointIn(Schema):
     api_key: str | None = Field(
         None, description="Stored encrypted; write-only. Omit to keep, empty to clear."
     )
-    api_key_env: str = Field("", description="Read the key from this worker variable.")
+    api_key_env: str = Field(
+        "",
+        description="Read the key from this worker variable: one that "
+        "PI_PROBE_KEY_ENV_ALLOWED allows (default PI_PROBE_KEY_*); setting or "
+        "changing it needs the admin role.",
+    )
     headers: dict[str, str] | None = Field(
         None, description="Write-only; omit to keep."
     )

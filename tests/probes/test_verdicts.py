@@ -142,13 +142,14 @@ def test_k_trials_need_k_of_k(make_endpoint: Any) -> None:
 @pytest.mark.django_db
 def test_missing_key_variable_is_pis_thrown_diagnostic(make_endpoint: Any) -> None:
     endpoint = make_endpoint(
-        "native-correct", api_key="", api_key_env="PI_TEST_NO_SUCH_KEY"
+        "native-correct", api_key="", api_key_env="PI_PROBE_KEY_TEST_NO_SUCH"
     )
     run = run_probe(endpoint)
     assert run.tool_probe is not None
     assert run.tool_probe["status"] == "none"
     assert run.tool_probe["nativeGrade"] == "absent"
     assert run.tool_probe["diagnostic"] == (
-        "No API key: environment variable PI_TEST_NO_SUCH_KEY is not set on the worker."
+        "No API key: environment variable PI_PROBE_KEY_TEST_NO_SUCH is not set on "
+        "the worker."
     )
     assert run.completions == 0

@@ -6,7 +6,11 @@ from typing import Any
 
 from django.db import transaction
 
-from pi_dashboard.lib.errors import Conflict, DomainError
+from pi_dashboard.accounts.models import Role
+from pi_dashboard.accounts.roles import has_role
+from pi_dashboard.control import audit
+from pi_dashboard.control.models import AuditOutcome
+from pi_dashboard.lib.errors import Conflict, DomainError, Forbidden
 from pi_dashboard.probes import chat, conf, crypto, outbound
 from pi_dashboard.probes.models import Endpoint, TokenParam
 
@@ -69,10 +73,60 @@ def endpoint_validate(data: EndpointData) -> None:
             raise DomainError(
                 f"Header name {name!r} is not allowed.", code="invalid_header"
             )
-    if data.api_key_env and not data.api_key_env.replace("_", "").isalnum():
+    key_env = data.api_key_env.strip()
+    if key_env and not key_env.replace("_", "").isalnum():
         raise DomainError(
             "The API key variable name is not valid.", code="invalid_env_name"
         )
+    if key_env and not conf.key_env_is_allowed(key_env):
+        raise DomainError(key_env_refusal(key_env), code="api_key_env_not_allowed")
+    outbound.url_check(data.base_url.strip())
+
+
+def key_env_refusal(name: str) -> str:
+    allowed = ", ".join(conf.key_env_allowed()) or "none"
+    return (
+        f"The worker variable {name} may not be used as an API key; an admin allows "
+        f"variables in PI_PROBE_KEY_ENV_ALLOWED (now: {allowed})."
+    )
+
+
+def _key_env_authorize(
+    *, endpoint: Endpoint | None, data: EndpointData, user: audit.Actor
+) -> str | None:
+    """The previous `api_key_env` when this save changes it; only admins may.
+
+    The probe sends that variable's value to a URL the endpoint names, so choosing
+    the variable is choosing what leaves the worker. `user` None is the system
+    (demo, management commands), which is trusted.
+    """
+    before = endpoint.api_key_env if endpoint is not None else ""
+    if data.api_key_env.strip() == before:
+        return None
+    if user is not None and not has_role(user, Role.ADMIN):
+        raise Forbidden(
+            "Only an admin may set or change the API key variable.",
+            code="api_key_env_admin_only",
+        )
+    return before
+
+
+def _key_env_audit(
+    *, endpoint: Endpoint, before: str | None, user: audit.Actor
+) -> None:
+    if before is None:
+        return
+    audit.audit_log(
+        actor=user,
+        action="probes.endpoint.api_key_env",
+        outcome=AuditOutcome.OK,
+        detail={
+            "endpoint": endpoint.pk,
+            "name": endpoint.name,
+            "before": before,
+            "after": endpoint.api_key_env,
+        },
+    )
 
 
 def _apply(endpoint: Endpoint, data: EndpointData) -> None:
@@ -96,8 +150,11 @@ def _apply(endpoint: Endpoint, data: EndpointData) -> None:
 
 
 @transaction.atomic
-def endpoint_create(*, data: EndpointData) -> Endpoint:
+def endpoint_create(*, data: EndpointData, user: audit.Actor = None) -> Endpoint:
+    """Create an endpoint; `user` (None: the system) must be an admin to name a key
+    variable."""
     endpoint_validate(data)
+    before = _key_env_authorize(endpoint=None, data=data, user=user)
     if Endpoint.objects.filter(name=data.name.strip()).exists():
         raise Conflict(
             f"An endpoint named {data.name!r} exists.", code="duplicate_name"
@@ -105,12 +162,17 @@ def endpoint_create(*, data: EndpointData) -> Endpoint:
     endpoint = Endpoint()
     _apply(endpoint, data)
     endpoint.save()
+    _key_env_audit(endpoint=endpoint, before=before, user=user)
     return endpoint
 
 
 @transaction.atomic
-def endpoint_update(*, endpoint: Endpoint, data: EndpointData) -> Endpoint:
+def endpoint_update(
+    *, endpoint: Endpoint, data: EndpointData, user: audit.Actor = None
+) -> Endpoint:
+    """Change an endpoint; changing its key variable is the admin's (see create)."""
     endpoint_validate(data)
+    before = _key_env_authorize(endpoint=endpoint, data=data, user=user)
     clash = Endpoint.objects.filter(name=data.name.strip()).exclude(pk=endpoint.pk)
     if clash.exists():
         raise Conflict(
@@ -118,6 +180,7 @@ def endpoint_update(*, endpoint: Endpoint, data: EndpointData) -> Endpoint:
         )
     _apply(endpoint, data)
     endpoint.save()
+    _key_env_audit(endpoint=endpoint, before=before, user=user)
     return endpoint
 
 
@@ -129,6 +192,12 @@ def endpoint_delete(*, endpoint: Endpoint) -> None:
 def endpoint_api_key(endpoint: Endpoint) -> str:
     """The key to send; raises DomainError when it cannot be had (pi: auth missing)."""
     if endpoint.api_key_env:
+        if not conf.key_env_is_allowed(endpoint.api_key_env):
+            # Checked on save too; a row changed behind the service's back (or a
+            # narrowed setting) must still never send the variable anywhere.
+            raise outbound.OutboundRefused(
+                key_env_refusal(endpoint.api_key_env), code="api_key_env_not_allowed"
+            )
         value = os.environ.get(endpoint.api_key_env, "")
         if not value:
             raise DomainError(
@@ -152,6 +221,8 @@ def endpoint_target(endpoint: Endpoint) -> tuple[chat.Target | None, str, Any]:
     try:
         api_key = endpoint_api_key(endpoint)
         headers = crypto.decrypt_json(endpoint.headers_encrypted)
+    except outbound.OutboundRefused:
+        raise  # a key variable nobody allowed: the run is refused, nothing is sent
     except DomainError as exc:
         return None, exc.detail, destination
     target = chat.Target(

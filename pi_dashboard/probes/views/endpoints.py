@@ -8,7 +8,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from pi_dashboard.accounts.models import Role
 from pi_dashboard.accounts.roles import role_required
-from pi_dashboard.lib.errors import DomainError
+from pi_dashboard.lib.errors import DomainError, Forbidden
 from pi_dashboard.probes import selectors, services
 from pi_dashboard.probes.audit import audited
 from pi_dashboard.probes.forms import EndpointForm
@@ -80,13 +80,16 @@ def endpoint_form(request: HttpRequest, endpoint_id: int | None = None) -> HttpR
         ):
             data = form.data_for_service()
             endpoint = (
-                services.endpoint_update(endpoint=endpoint, data=data)
+                services.endpoint_update(
+                    endpoint=endpoint, data=data, user=request.user
+                )
                 if endpoint
-                else services.endpoint_create(data=data)
+                else services.endpoint_create(data=data, user=request.user)
             )
     except DomainError as exc:
         form.add_error(None, exc.detail)
-        return _form_page(request, form, endpoint, status=400)
+        status = 403 if isinstance(exc, Forbidden) else 400
+        return _form_page(request, form, endpoint, status=status)
     messages.success(request, f"Saved endpoint {endpoint.name}.")
     return redirect("probes:endpoint", endpoint_id=endpoint.pk)
 
