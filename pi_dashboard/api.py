@@ -38,7 +38,12 @@ def on_domain_error(request: HttpRequest, exc: DomainError) -> HttpResponse:
 
 @api.exception_handler(AuthenticationError)
 def on_auth_error(request: HttpRequest, exc: AuthenticationError) -> HttpResponse:
-    return _error(request, 401, "Missing, unknown or revoked token.", "unauthorized")
+    response = _error(
+        request, 401, "Missing, unknown or revoked token.", "unauthorized"
+    )
+    # RFC 9110: a 401 names the scheme that would work (agent and operator tokens).
+    response["WWW-Authenticate"] = 'Bearer realm="pi-dashboard"'
+    return response
 
 
 @api.exception_handler(ValidationError)
@@ -79,11 +84,13 @@ def _register_routers() -> None:
     # Imported here so that each app's router module can import `api` helpers freely.
     from pi_dashboard.control.api import router as control_router
     from pi_dashboard.fleet.api import router as fleet_router
+    from pi_dashboard.fleet.tokens_api import router as agent_tokens_router
     from pi_dashboard.ingest.api import router as ingest_router
     from pi_dashboard.probes.api import router as probes_router
 
     api.add_router("/", ingest_router)
     api.add_router("/", fleet_router)
+    api.add_router("/", agent_tokens_router)
     api.add_router("/", control_router)
     api.add_router("/", probes_router)
 

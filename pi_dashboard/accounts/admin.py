@@ -38,6 +38,19 @@ class RoleAdminPermissions:
         return has_role(request.user, Role.ADMIN)
 
 
+def admin_site_permission(request: HttpRequest) -> bool:
+    """Into the admin site with the admin role even without `is_staff`: a role given
+    anywhere (this site, a page, a command) takes effect. Staff without the role
+    still get in, and each model's permissions (above) refuse them."""
+    user = request.user
+    return user.is_active and (
+        bool(getattr(user, "is_staff", False)) or has_role(user, Role.ADMIN)
+    )
+
+
+admin.site.has_permission = admin_site_permission  # type: ignore[method-assign]
+
+
 class ProfileInline(RoleAdminPermissions, admin.StackedInline):  # type: ignore[type-arg]
     model = Profile
     can_delete = False

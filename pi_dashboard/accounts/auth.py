@@ -35,6 +35,14 @@ class SessionAuth(APIKeyCookie):
 
     param_name = "sessionid"
 
+    def _get_key(self, request: HttpRequest) -> str | None:
+        # CSRF protects a session; without a logged-in user there is none to protect,
+        # and the caller must hear 401 (authenticate), not 403 (CSRF failed).
+        user = getattr(request, "user", None)
+        if user is None or not user.is_authenticated:
+            return None
+        return super()._get_key(request)
+
     def authenticate(self, request: HttpRequest, key: str | None) -> Any:
         user = getattr(request, "user", None)
         if user is not None and user.is_authenticated and user.is_active:

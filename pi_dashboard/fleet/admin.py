@@ -7,6 +7,7 @@ from django.contrib import admin, messages
 from django.db.models import QuerySet
 from django.http import HttpRequest
 
+from pi_dashboard.accounts.admin import RoleAdminPermissions
 from pi_dashboard.fleet import services
 from pi_dashboard.fleet.models import Agent, Change, Host, HostModel, Model
 
@@ -16,7 +17,8 @@ def _actor(request: HttpRequest) -> str:
 
 
 @admin.register(Agent)
-class AgentAdmin(admin.ModelAdmin):  # type: ignore[type-arg]
+class AgentAdmin(RoleAdminPermissions, admin.ModelAdmin):  # type: ignore[type-arg]
+    # Issuing and revoking agent tokens is the admin role's, superuser or not.
     list_display = ["name", "token_prefix", "host", "hostname", "last_contact_at"]
     list_filter = ["revoked_at"]
     search_fields = ["name", "hostname", "host__pi_id"]

@@ -2,6 +2,7 @@
 
 from datetime import datetime
 from typing import Any
+from uuid import UUID
 
 from django.db.models import Count, Prefetch, QuerySet
 
@@ -81,3 +82,14 @@ def rules_described(entry: dict[str, Any], *, now: datetime) -> list[dict[str, A
 
 def change_list(*, host_model: HostModel, limit: int) -> list[Change]:
     return list(host_model.changes.order_by("-at", "-id")[:limit])
+
+
+def agent_list() -> list[Agent]:
+    return list(Agent.objects.select_related("host"))
+
+
+def agent_get(*, agent_id: UUID) -> Agent:
+    agent = Agent.objects.select_related("host").filter(pk=agent_id).first()
+    if agent is None:
+        raise NotFound(f"No agent {agent_id}.")
+    return agent
