@@ -90,7 +90,7 @@ def test_operator_gets_403_and_is_audited(operator: Any) -> None:
 
 
 def test_anonymous_gets_401_with_www_authenticate() -> None:
-    response = Client().post(
+    response = Client(enforce_csrf_checks=True).post(
         "/api/v1/agents", {"name": "x"}, content_type="application/json"
     )
     assert response.status_code == 401
