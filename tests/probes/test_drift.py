@@ -6,7 +6,7 @@ import pytest
 from django.core import mail
 
 from pi_dashboard.probes import crypto, services
-from pi_dashboard.probes.models import Drift, ProbeRun, Trigger
+from pi_dashboard.probes.models import Drift, NotificationChannel, ProbeRun, Trigger
 
 pytestmark = pytest.mark.django_db
 
@@ -72,9 +72,15 @@ def test_send_test_reports_failure_and_target_is_encrypted(inbox: Any) -> None:
         channel=None,
         name="meta",
         kind="slack",
-        target="http://169.254.169.254/hook",
+        target="http://127.0.0.1:9/hook",
         is_enabled=True,
     )
+    # Refused at save since issue 9.9; a row changed behind the service is refused
+    # when sent.
+    NotificationChannel.objects.filter(pk=broken.pk).update(
+        target_encrypted=crypto.encrypt("http://169.254.169.254/hook")
+    )
+    broken.refresh_from_db()
     error = services.channel_send_test(channel=broken)
     assert "cloud metadata address" in error
     broken.refresh_from_db()

@@ -8,7 +8,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from pi_dashboard.lib.errors import Conflict, DomainError
-from pi_dashboard.probes import crypto
+from pi_dashboard.probes import crypto, outbound
 from pi_dashboard.probes.models import ChannelKind, NotificationChannel
 from pi_dashboard.probes.services.drift import channel_deliver
 
@@ -42,6 +42,8 @@ def channel_validate(*, name: str, kind: str, target: str) -> None:
             "The webhook URL must start with http:// or https://.",
             code="invalid_target",
         )
+    else:
+        outbound.url_check(target)  # what a webhook could never be sent to
 
 
 @transaction.atomic
