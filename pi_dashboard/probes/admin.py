@@ -12,8 +12,10 @@ from pi_dashboard.probes.models import (
 @admin.register(Endpoint)
 class EndpointAdmin(admin.ModelAdmin):  # type: ignore[type-arg]
     list_display = ["name", "model_key", "base_url", "last_verdict", "is_enabled"]
-    # Secrets are edited through the probes pages, which encrypt them.
+    # Secrets are edited through the probes pages, which encrypt them; the URL and
+    # the key variable there too, whose services check them (issue 9.1, 9.9).
     exclude = ["api_key_encrypted", "headers_encrypted"]
+    readonly_fields = ["base_url", "api_key_env"]
 
 
 @admin.register(ProbeRun)
