@@ -36,6 +36,14 @@ def whoami(token: str) -> Any:
     return Client().get("/api/v1/agent/whoami", HTTP_AUTHORIZATION=f"Bearer {token}")
 
 
+def admin_issue(client: Client, name: str) -> str:
+    """Issue a token on the admin's add page; the secret from its shown-once message."""
+    response = client.post("/admin/fleet/agent/add/", {"name": name}, follow=True)
+    assert response.status_code == 200
+    shown = [str(m) for m in response.context["messages"]]
+    return next(m.split(": ")[-1] for m in shown if "shown once" in m)
+
+
 @pytest.mark.django_db
 def test_issue_rotate_revoke_list() -> None:
     token = token_in(run("issue", "build-box"))
@@ -104,12 +112,7 @@ def test_admin_issues_rotates_and_revokes(admin_user: Any) -> None:
     admin_user.save()
     client = Client()
     client.force_login(admin_user)
-    response = client.post(
-        "/admin/fleet/agent/add/", {"name": "from-admin"}, follow=True
-    )
-    assert response.status_code == 200
-    shown = [str(m) for m in response.context["messages"]]
-    token = next(m.split(": ")[-1] for m in shown if "shown once" in m)
+    token = admin_issue(client, "from-admin")
     assert whoami(token).status_code == 200
     agent = Agent.objects.get(name="from-admin")
     response = client.post(

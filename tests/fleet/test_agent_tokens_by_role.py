@@ -8,7 +8,7 @@ from django.test import Client
 from pi_dashboard.accounts import services as account_services
 from pi_dashboard.control.models import AuditEntry, AuditOutcome
 from pi_dashboard.fleet.models import Agent
-from tests.fleet.test_agent_tokens import whoami
+from tests.fleet.test_agent_tokens import admin_issue, whoami
 
 pytestmark = pytest.mark.django_db
 
@@ -25,12 +25,7 @@ def test_admin_role_without_superuser_or_staff_uses_the_admin_ui(
     assert not admin_user.is_staff
     client = Client()
     client.force_login(admin_user)
-    response = client.post(
-        "/admin/fleet/agent/add/", {"name": "from-role-admin"}, follow=True
-    )
-    assert response.status_code == 200
-    shown = [str(m) for m in response.context["messages"]]
-    token = next(m.split(": ")[-1] for m in shown if "shown once" in m)
+    token = admin_issue(client, "from-role-admin")
     assert whoami(token).status_code == 200
     agent = Agent.objects.get(name="from-role-admin")
     revoked = client.post(
