@@ -254,3 +254,25 @@ def test_form_operator_is_refused_and_admin_may(
     assert saved.status_code == 302
     assert Endpoint.objects.get().api_key_env == "PI_PROBE_KEY_LOCAL"
     assert listener.received == []
+
+
+def test_an_operator_probing_after_trying_to_switch_the_variable_sends_no_secret(
+    admin_user: Any, operator: Any, listener: Listener
+) -> None:
+    endpoint = services.endpoint_create(
+        data=services.EndpointData(**body(listener, api_key_env="PI_PROBE_KEY_LOCAL")),
+        user=admin_user,
+    )
+    client = logged_in(operator)
+    for name in ("DJANGO_SECRET_KEY", "DATABASE_URL"):
+        response = client.put(
+            f"/api/v1/endpoints/{endpoint.pk}",
+            body(listener, api_key_env=name),
+            content_type="application/json",
+        )
+        assert response.status_code == 400
+    started = client.post(f"/api/v1/endpoints/{endpoint.pk}/probe")
+    assert started.status_code == 202
+    services.probe_run_execute(run_id=started.json()["id"], final_attempt=True)
+    assert f"Bearer {ALLOWED_VALUE}" in listener.everything()
+    assert_never_delivered(listener)
