@@ -64,8 +64,12 @@ def has_text_call(reply: chat.Reply, token: str) -> bool:
     if not text:
         return False
     parsed = parse_text_tool_calls(text, [textproto.ECHO_TOOL])
+    # pi: `call.arguments.data === token`; arguments may be the raw body text.
     return any(
-        c.name == "echo" and c.arguments.get("data") == token for c in parsed.calls
+        c.name == "echo"
+        and isinstance(c.arguments, dict)
+        and c.arguments.get("data") == token
+        for c in parsed.calls
     )
 
 

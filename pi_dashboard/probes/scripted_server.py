@@ -12,7 +12,8 @@ The model id picks the behaviour: `<behaviour>[@<latency ms>][#<anything>]`, e.g
   calls; a correct envelope in that dialect, but only when primed for that dialect
   (pi's parser reads every dialect, so a model answering in any dialect would pass at
   the first rung)
-- text-sloppy-json: tool-tag envelope with single-quoted, bare-key JSON
+- text-sloppy-json: tool-tag envelope with single-quoted, bare-key JSON and a trailing
+  comma, which pi does not repair (verdict none)
 - envelope-in-reasoning_content: empty content, the envelope in reasoning_content
 - garbage, empty, http-500, slow (sleeps --slow-seconds before answering)
 - drifting: alternates native-correct and text-tool-tag on every probe (for drift demos)

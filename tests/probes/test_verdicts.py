@@ -32,7 +32,8 @@ EXPECTED: dict[str, tuple[str, str, str, str, int]] = {
     "text-tool-call": (*TEXT[:2], "tool-call", TEXT[2], 5),
     "text-fenced-json": (*TEXT[:2], "fenced-json", TEXT[2], 6),
     "text-function-xml": (*TEXT[:2], "function-xml", TEXT[2], 7),
-    "text-sloppy-json": (*TEXT[:2], "tool-tag", TEXT[2], 4),
+    # A trailing comma: pi keeps the raw body, so no rung passes (issue 13 item 6).
+    "text-sloppy-json": ("none", "absent", "", ABSENT_DIAGNOSTIC + LADDER_FAILED, 6),
     "envelope-in-reasoning_content": (*TEXT[:2], "tool-tag", TEXT[2], 4),
     "garbage": ("none", "absent", "", ABSENT_DIAGNOSTIC + LADDER_FAILED, 6),
     "empty": ("none", "absent", "", ABSENT_DIAGNOSTIC + LADDER_FAILED, 6),
