@@ -194,6 +194,8 @@ class ProbeRun(models.Model):
     protocol = models.JSONField(null=True, blank=True)
     # Why the run was refused or failed (outbound guard, unreachable, time limit).
     error = models.TextField(blank=True, default="")
+    # Said beside the result, e.g. the server does not list `server_model`.
+    warning = models.TextField(blank=True, default="")
     completions = models.PositiveSmallIntegerField(default=0)
     attempts = models.PositiveSmallIntegerField(default=0)
     # The claim: whoever holds this token may finish the run until the lease ends.

@@ -72,6 +72,7 @@ class ProbeRunOut(Schema):
         None, description="pi's protocol, when calibrated."
     )
     error: str
+    warning: str
     completions: int
     attempts: int
     created_at: datetime

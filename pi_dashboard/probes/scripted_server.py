@@ -268,7 +268,7 @@ class Handler(BaseHTTPRequestHandler):
         model = str(body.get("model", ""))
         behaviour, latency = parse_model(model, self.server.latency)
         if behaviour not in BEHAVIOURS:
-            return self._json(404, {"error": {"message": f"unknown model {model}"}})
+            return self._json(404, model_not_found(model))
         time.sleep(self.server.slow_seconds if behaviour == "slow" else latency)
         if behaviour == "redirect":
             self.send_response(307)
@@ -303,6 +303,17 @@ class Handler(BaseHTTPRequestHandler):
             self.wfile.flush()
         self.wfile.write(b"data: [DONE]\n\n")
         self.wfile.flush()
+
+
+def model_not_found(model: str) -> dict[str, Any]:
+    """OpenAI's answer for a model it does not serve (llama.cpp and vLLM alike)."""
+    return {
+        "error": {
+            "message": f"The model `{model}` does not exist",
+            "type": "invalid_request_error",
+            "code": "model_not_found",
+        }
+    }
 
 
 def parse_model(model: str, default_latency: float) -> tuple[str, float]:

@@ -131,6 +131,7 @@ def run_finish(
         tool_probe=outcome.tool_probe,
         protocol=outcome.protocol,
         completions=len(outcome.exchanges),
+        warning=outcome.warning,
         finished_at=now,
         lease_until=None,
     )
@@ -139,17 +140,7 @@ def run_finish(
     if claim is None:  # called without a claim at hand (tests, tools): read it
         run = ProbeRun.objects.select_related("endpoint").get(pk=run_id)
         claim = Claim(run_id, token, run.fleet_id, run.endpoint, 0.0)
-    ProbeExchange.objects.bulk_create(
-        ProbeExchange(
-            run_id=run_id,
-            seq=i,
-            kind=ex["kind"],
-            passed=ex["passed"],
-            request=ex["request"],
-            response=ex["response"],
-        )
-        for i, ex in enumerate(outcome.exchanges)
-    )
+    _exchanges_create(run_id, outcome.exchanges)
     after = (outcome.verdict, outcome.native_grade, outcome.variant)
     before = _endpoint_advance(claim, after, now)
     drift.drift_record(
@@ -198,6 +189,20 @@ def _endpoint_advance(
     return row or ("", "", "")
 
 
+def _exchanges_create(run_id: int, exchanges: list[dict[str, Any]]) -> None:
+    ProbeExchange.objects.bulk_create(
+        ProbeExchange(
+            run_id=run_id,
+            seq=i,
+            kind=ex["kind"],
+            passed=ex["passed"],
+            request=ex["request"],
+            response=ex["response"],
+        )
+        for i, ex in enumerate(exchanges)
+    )
+
+
 def _complete_fleet_after_commit(fleet_id: int | None) -> None:
     # After commit, not inside: the run that commits last then sees every other run
     # finished, and finishing runs never queue on the fleet row's lock.
@@ -206,8 +211,17 @@ def _complete_fleet_after_commit(fleet_id: int | None) -> None:
 
 
 @transaction.atomic
-def run_stop(*, run_id: int, token: str | None, state: RunState, error: str) -> bool:
-    """End a run without a verdict (refused by the guard, unreachable, out of time)."""
+def run_stop(
+    *,
+    run_id: int,
+    token: str | None,
+    state: RunState,
+    error: str,
+    exchanges: list[dict[str, Any]] | None = None,
+    warning: str = "",
+) -> bool:
+    """End a run without a verdict (refused by the guard, unreachable, out of time,
+    a server that answered nothing), keeping the requests it sent."""
     if token is None:
         run = ProbeRun.objects.select_for_update().filter(pk=run_id).first()
         if run is None or run.is_terminal:
@@ -218,9 +232,17 @@ def run_stop(*, run_id: int, token: str | None, state: RunState, error: str) -> 
             return False
     run.state = state
     run.error = error
+    run.warning = warning
+    run.completions = len(exchanges or [])
     run.finished_at = timezone.now()
     run.lease_until = None
-    run.save(update_fields=["state", "error", "finished_at", "lease_until"])
+    run.save(
+        update_fields=[
+            *("state", "error", "warning", "completions"),
+            *("finished_at", "lease_until"),
+        ]
+    )
+    _exchanges_create(run_id, exchanges or [])
     _complete_fleet_after_commit(run.fleet_id)
     return True
 
@@ -276,14 +298,37 @@ def _probe_claimed(claim: Claim, *, final_attempt: bool) -> str:
             outcome = algorithm.probe(session)
         except SoftTimeLimitExceeded:
             error = "The probe ran past its time limit."
-            run_stop(run_id=run_id, token=token, state=RunState.FAILED, error=error)
+            run_stop(
+                run_id=run_id,
+                token=token,
+                state=RunState.FAILED,
+                error=error,
+                exchanges=session.exchanges,
+            )
             return "failed: time limit"
         except chat.Unreachable as exc:
             if not final_attempt:
                 claim_release(claim)
                 raise
-            run_stop(run_id=run_id, token=token, state=RunState.FAILED, error=str(exc))
+            run_stop(
+                run_id=run_id,
+                token=token,
+                state=RunState.FAILED,
+                error=str(exc),
+                exchanges=session.exchanges,
+                warning=session.server_model_warning(),
+            )
             return "failed: unreachable"
+    if outcome.failure:
+        run_stop(
+            run_id=run_id,
+            token=token,
+            state=RunState.FAILED,
+            error=outcome.failure,
+            exchanges=outcome.exchanges,
+            warning=outcome.warning,
+        )
+        return "failed: no answer"
     finished = run_finish(run_id=run_id, token=token, outcome=outcome, claim=claim)
     return outcome.verdict if finished else "claim lost"
 
