@@ -29,6 +29,11 @@ class EndpointIn(Schema):
     is_streaming: bool = True
     tags: list[str] = []
     trials: int = Field(1, description="k: each trial must pass k of k times.")
+    max_concurrent_probes: int | None = Field(
+        None,
+        description="Probes at once against this endpoint's server (scheme, host, "
+        "port); null: no limit but the fleet-wide cap. 1 for llama.cpp-like servers.",
+    )
     is_enabled: bool = True
 
 
@@ -47,6 +52,7 @@ class EndpointOut(Schema):
     is_streaming: bool
     tags: list[str]
     trials: int
+    max_concurrent_probes: int | None
     is_enabled: bool
     last_verdict: str
     last_grade: str

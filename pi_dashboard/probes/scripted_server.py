@@ -24,12 +24,14 @@ and tool-call arguments over several chunks as real servers do.
 """
 
 import argparse
+import contextlib
 import json
 import re
 import threading
 import time
 import uuid
 from collections import deque
+from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -260,6 +262,10 @@ class Handler(BaseHTTPRequestHandler):
         except ValueError:
             return self._json(400, {"error": {"message": "invalid JSON"}})
         self.server.record(self, body)
+        with self.server.concurrency():
+            self._complete(body)
+
+    def _complete(self, body: dict[str, Any]) -> None:
         if not self.path.rstrip("/").endswith("/chat/completions"):
             return self._json(404, {"error": {"message": "not found"}})
         key = self.server.api_key
@@ -345,6 +351,21 @@ class ScriptedServer(ThreadingHTTPServer):
         self.script = Script()
         # The last requests seen (headers and body), for tests to inspect.
         self.requests: deque[dict[str, Any]] = deque(maxlen=200)
+        # Completions being answered now, and the most seen at once (a llama.cpp
+        # server aborts a stream when a second request arrives).
+        self.in_flight = self.max_in_flight = 0
+        self._count_lock = threading.Lock()
+
+    @contextlib.contextmanager
+    def concurrency(self) -> Iterator[None]:
+        with self._count_lock:
+            self.in_flight += 1
+            self.max_in_flight = max(self.max_in_flight, self.in_flight)
+        try:
+            yield
+        finally:
+            with self._count_lock:
+                self.in_flight -= 1
 
     @property
     def base_url(self) -> str:
