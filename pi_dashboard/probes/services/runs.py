@@ -325,6 +325,18 @@ def _probe_claimed(claim: Claim, *, final_attempt: bool) -> str:
     except OutboundRefused as exc:
         run_stop(run_id=run_id, token=token, state=RunState.REFUSED, error=exc.detail)
         return "refused"
+
+    def fail(error: str, exchanges: list[dict[str, Any]], warning: str = "") -> None:
+        # Failed runs keep the requests they sent: a hung one explains the failure.
+        run_stop(
+            run_id=run_id,
+            token=token,
+            state=RunState.FAILED,
+            error=error,
+            exchanges=exchanges,
+            warning=warning,
+        )
+
     client = chat.http_client(target) if target else _NullClient()
     with client:
         session = algorithm.ProbeSession(
@@ -338,37 +350,16 @@ def _probe_claimed(claim: Claim, *, final_attempt: bool) -> str:
         try:
             outcome = algorithm.probe(session)
         except SoftTimeLimitExceeded:
-            error = "The probe ran past its time limit."
-            run_stop(
-                run_id=run_id,
-                token=token,
-                state=RunState.FAILED,
-                error=error,
-                exchanges=session.exchanges,
-            )
+            fail("The probe ran past its time limit.", session.exchanges)
             return "failed: time limit"
         except chat.Unreachable as exc:
             if not final_attempt:
                 claim_release(claim)
                 raise
-            run_stop(
-                run_id=run_id,
-                token=token,
-                state=RunState.FAILED,
-                error=str(exc),
-                exchanges=session.exchanges,
-                warning=session.server_model_warning(),
-            )
+            fail(str(exc), session.exchanges, session.server_model_warning())
             return "failed: unreachable"
     if outcome.failure:
-        run_stop(
-            run_id=run_id,
-            token=token,
-            state=RunState.FAILED,
-            error=outcome.failure,
-            exchanges=outcome.exchanges,
-            warning=outcome.warning,
-        )
+        fail(outcome.failure, outcome.exchanges, outcome.warning)
         return "failed: no answer"
     finished = run_finish(run_id=run_id, token=token, outcome=outcome, claim=claim)
     return outcome.verdict if finished else "claim lost"
