@@ -71,7 +71,7 @@ def test_every_trial_timing_out_fails_the_run(make_endpoint: Any, stream: bool) 
 
 @pytest.mark.django_db
 def test_model_not_found_fails_and_warns_about_the_listed_models(
-    make_endpoint: Any,
+    make_endpoint: Any, viewer: Any
 ) -> None:
     run = run_probe(make_endpoint("no-such-model"))
     assert_no_verdict(run)
@@ -80,6 +80,10 @@ def test_model_not_found_fails_and_warns_about_the_listed_models(
     )
     assert "server_model 'no-such-model' is not among them" in run.warning
     assert "native-correct" in run.warning
+    shown = logged_in(viewer).get(f"/api/v1/probe-runs/{run.pk}").json()
+    assert (shown["state"], shown["verdict"]) == ("failed", "")
+    assert shown["warning"] == run.warning
+    assert shown["exchanges"][0]["response"]["answered"] is False
 
 
 @pytest.mark.django_db
