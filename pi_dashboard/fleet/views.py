@@ -23,6 +23,7 @@ from pi_dashboard.fleet.pages.failures import FAILURE_RATE_HELP, Counts, counts_
 from pi_dashboard.fleet.pages.overview import overview_build
 from pi_dashboard.fleet.pages.ranges import range_from_request
 from pi_dashboard.ingest.models import Dimension
+from pi_dashboard.probes import disagreement
 from pi_dashboard.probes import selectors as probe_selectors
 
 OUTCOME_CHOICES = ["repaired", "bounced", "failed", "rejected"]
@@ -133,17 +134,24 @@ def model_detail(request: HttpRequest, key: str) -> HttpResponse:
             ),
         ],
         open_commands=list(detail.open_commands(model=model)),
-        **server_probes(model, runs=False),
+        **server_probes(model, runs=False, host_models=[r.host_model for r in rows]),
     )
     if htmx_target(request) == "model-state":
         return render(request, "fleet/model_detail.html#state", ctx)
     return render(request, "fleet/model_detail.html", ctx)
 
 
-def server_probes(model: Model, *, runs: bool) -> dict[str, Any]:
-    """The probes app's view of this model: endpoint verdicts, drift, recent runs."""
+def server_probes(
+    model: Model, *, runs: bool, host_models: list[HostModel]
+) -> dict[str, Any]:
+    """The probes app's view of this model: endpoint verdicts, drift, recent runs,
+    and where they disagree with the hosts' own verdicts."""
+    endpoints = probe_selectors.latest_verdicts([model.key])[model.key]
     return {
-        "server_probes": probe_selectors.latest_verdicts([model.key])[model.key],
+        "server_probes": endpoints,
+        "disagreements": disagreement.verdict_disagreements(
+            endpoints=endpoints, host_models=host_models
+        ),
         "drift": probe_selectors.drift_for_models([model.key])[model.key],
         "probe_runs": list(
             probe_selectors.run_list().filter(endpoint__model_key=model.key)[:10]
@@ -240,7 +248,7 @@ def host_model_detail(request: HttpRequest, host_id: str, key: str) -> HttpRespo
         event_options=hm_pages.event_filter_options(hm),
         recent_commands=recent,
         commands_live=any(not c.is_settled for c in recent),
-        **server_probes(hm.model, runs=True),
+        **server_probes(hm.model, runs=True, host_models=[hm]),
     )
     if htmx_target(request) == "hm-state":
         return render(request, "fleet/host_model_detail.html#state", ctx)

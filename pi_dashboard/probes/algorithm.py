@@ -12,6 +12,7 @@ callback run after every completion (the task uses it to extend its lease).
 import json
 import os
 import time
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -64,8 +65,12 @@ def has_text_call(reply: chat.Reply, token: str) -> bool:
     if not text:
         return False
     parsed = parse_text_tool_calls(text, [textproto.ECHO_TOOL])
+    # pi: `call.arguments.data === token`; arguments may be the raw body text.
     return any(
-        c.name == "echo" and c.arguments.get("data") == token for c in parsed.calls
+        c.name == "echo"
+        and isinstance(c.arguments, dict)
+        and c.arguments.get("data") == token
+        for c in parsed.calls
     )
 
 
@@ -78,6 +83,27 @@ class ProbeOutcome:
     tool_probe: dict[str, Any] = field(default_factory=dict)
     protocol: dict[str, Any] | None = None
     exchanges: list[dict[str, Any]] = field(default_factory=list)
+    # Set when requests were sent and none was answered: a dead server is no verdict.
+    failure: str = ""
+    warning: str = ""
+
+
+def no_answer_cause(exchanges: list[dict[str, Any]]) -> str:
+    """Why a run whose requests all went unanswered failed; "" if any was answered."""
+    if not exchanges or any(ex["response"].get("answered") for ex in exchanges):
+        return ""
+    errors = Counter(
+        ex["response"].get("error") or f"HTTP {ex['response'].get('status')}"
+        for ex in exchanges
+    )
+    listed = "; ".join(
+        f"{error} (×{count})" if count > 1 else error
+        for error, count in errors.most_common(3)
+    )
+    return (
+        f"The server answered none of the {len(exchanges)} request(s), so this run "
+        f"has no verdict: {listed}"
+    )
 
 
 @dataclass
@@ -93,12 +119,34 @@ class ProbeSession:
     def send(self, kind: str, body: dict[str, Any]) -> chat.Reply:
         if self.target is None:
             raise ProbeSetupError(self.setup_error or "The endpoint is not usable.")
-        reply = chat.complete(self.client, self.target, body)
+        try:
+            reply = chat.complete(self.client, self.target, body)
+        except chat.Unreachable as exc:
+            # Kept: after a hang, the refused request is what explains the failure.
+            self._record(kind, body, chat.Reply(error=str(exc), broke_off=True))
+            raise
+        self._record(kind, body, reply)
+        self.progress()
+        return reply
+
+    def _record(self, kind: str, body: dict[str, Any], reply: chat.Reply) -> None:
+        assert self.target is not None
         self.exchanges.append(
             {"kind": kind, **chat.transcript(self.target, body, reply), "passed": False}
         )
-        self.progress()
-        return reply
+
+    def server_model_warning(self) -> str:
+        """A warning when the server lists its models and ours is not among them."""
+        if self.target is None:
+            return ""
+        listed = chat.list_models(self.client, self.target)
+        if not listed or self.target.model in listed:
+            return ""
+        shown = ", ".join(listed[:10]) + (" …" if len(listed) > 10 else "")
+        return (
+            f"The server lists {len(listed)} model(s) at /models and server_model "
+            f"{self.target.model!r} is not among them: {shown}"
+        )
 
     def body(
         self, *, system: str, user: str, max_tokens: int, tools: list[Any]
@@ -174,7 +222,20 @@ def calibrate(session: ProbeSession) -> tuple[str, list[str]]:
 
 
 def probe(session: ProbeSession) -> ProbeOutcome:
-    """Run pi's probe; raises chat.Unreachable only (the task retries on it)."""
+    """Run pi's probe; raises chat.Unreachable only (the task retries on it).
+
+    Where pi records `none` for a server that answered nothing (timeouts, 404s), the
+    outcome carries `failure` instead: a monitor must not call a dead server a verdict.
+    """
+    outcome = probe_as_pi(session)
+    outcome.failure = no_answer_cause(outcome.exchanges)
+    if outcome.failure or outcome.verdict == "none":
+        outcome.warning = session.server_model_warning()
+    return outcome
+
+
+def probe_as_pi(session: ProbeSession) -> ProbeOutcome:
+    """pi's probe, step for step, with pi's verdict whatever the server did."""
     probed_at = isotime.iso(datetime.now(UTC))
     grade = "absent"
     diagnostic = ""

@@ -18,6 +18,7 @@ from typing import Any
 
 import httpx
 
+from pi_dashboard.lib import jsonsafe
 from pi_dashboard.probes import redact
 from pi_dashboard.probes.outbound import Destination
 
@@ -64,6 +65,15 @@ class Reply:
     error: str = ""
     raw: str = ""
     duration_ms: int = 0
+    # The exchange broke off (timeout, reset, refused) before a whole reply arrived.
+    broke_off: bool = False
+
+    @property
+    def answered(self) -> bool:
+        """The server sent a whole 2xx reply (whatever it held): it is alive."""
+        return (
+            self.status is not None and 200 <= self.status < 300 and not self.broke_off
+        )
 
     def text_for_grading(self) -> str:
         """content + non-redacted reasoning, joined with newlines, trimmed (§7.4)."""
@@ -144,16 +154,38 @@ def complete(client: httpx.Client, target: Target, body: dict[str, Any]) -> Repl
         raise Unreachable(f"Cannot connect to {dest.display_url('')}: {exc}") from exc
     except httpx.HTTPError as exc:
         reply.error = f"{type(exc).__name__}: {exc}"
+        reply.broke_off = True
         reply.duration_ms = int((time.monotonic() - started) * 1000)
         return reply
     try:
         read_reply(response, reply, deadline=started + target.timeout)
     except httpx.HTTPError as exc:
         reply.error = f"{type(exc).__name__}: {exc}"
+        reply.broke_off = True
     finally:
         response.close()
         reply.duration_ms = int((time.monotonic() - started) * 1000)
     return reply
+
+
+def list_models(client: httpx.Client, target: Target) -> list[str] | None:
+    """The model ids the server lists at `/models`, or None if it lists none."""
+    dest = target.destination
+    headers = {k: v for k, v in request_headers(target).items() if k != "Content-Type"}
+    try:
+        response = client.get(
+            dest.url("/models"),
+            headers=headers,
+            extensions={"sni_hostname": dest.host} if dest.scheme == "https" else {},
+            timeout=min(target.timeout, 10.0),
+        )
+        ok = response.status_code == 200 and len(response.content) <= MAX_REPLY_BYTES
+        data = response.json().get("data") if ok else None
+    except (httpx.HTTPError, ValueError, AttributeError):
+        return None
+    if not isinstance(data, list):
+        return None
+    return [str(m["id"]) for m in data if isinstance(m, dict) and "id" in m] or None
 
 
 def read_reply(response: httpx.Response, reply: Reply, *, deadline: float) -> None:
@@ -174,11 +206,25 @@ def read_reply(response: httpx.Response, reply: Reply, *, deadline: float) -> No
             f"{response.headers.get('location', '?')} not followed"
         )
     elif response.status_code >= 400:
-        reply.error = f"HTTP {response.status_code}"
+        reply.error = http_error(response.status_code, reply.raw)
     elif response.headers.get("content-type", "").startswith("text/event-stream"):
         parse_stream(reply.raw, reply)
     else:
         parse_message(reply.raw, reply)
+
+
+def http_error(status: int, raw: str) -> str:
+    """`HTTP 404 model_not_found: …` from an OpenAI-style error body, if any."""
+    try:
+        error = json.loads(raw).get("error")
+    except (ValueError, AttributeError):
+        error = None
+    if not isinstance(error, dict):
+        return f"HTTP {status}"
+    code = str(error.get("code") or error.get("type") or "")
+    message = str(error.get("message") or "")[:200]
+    head = f"HTTP {status} {code}".rstrip()
+    return f"{head}: {message}" if message else head
 
 
 def _text(value: Any) -> str:
@@ -256,8 +302,31 @@ def transcript(target: Target, body: dict[str, Any], reply: Reply) -> dict[str, 
         },
         "response": {
             "status": reply.status,
+            "answered": reply.answered,
             "body": redact.bound(redact.redact_text(reply.raw, secrets)),
+            # The reply as assembled from every event, which the raw body (bounded,
+            # so a streamed reply shows only its first tokens) cannot show.
+            "assembled": assembled(reply, secrets),
             "error": redact.redact_text(reply.error, secrets),
             "duration_ms": reply.duration_ms,
         },
+    }
+
+
+ASSEMBLED_CHARS = 16_000
+
+
+def assembled(reply: Reply, secrets: list[str]) -> dict[str, Any]:
+    def clean(text: str) -> str:
+        # Decoded text can hold NUL or lone surrogates (JSON escapes them in `raw`).
+        text = jsonsafe.sanitise_text(redact.redact_text(text, secrets))
+        return redact.bound(text, ASSEMBLED_CHARS)
+
+    return {
+        "content": clean(reply.content),
+        "reasoning": clean(reply.reasoning),
+        "tool_calls": [
+            {"name": clean(c.name), "arguments": clean(c.arguments)}
+            for c in reply.tool_calls[:20]
+        ],
     }

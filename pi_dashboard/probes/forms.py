@@ -63,6 +63,14 @@ class EndpointForm(forms.Form):
     trials = forms.IntegerField(
         initial=1, min_value=1, max_value=10, label="Trials (k of k)"
     )
+    max_concurrent_probes = forms.IntegerField(
+        required=False,
+        min_value=1,
+        max_value=1000,
+        label="Concurrent probes on its server",
+        help_text="Empty: no limit of its own. 1 for llama.cpp-like servers, which "
+        "abort a stream when another request arrives.",
+    )
     is_enabled = forms.BooleanField(required=False, initial=True, label="Enabled")
 
     def clean_headers(self) -> dict[str, str] | None:
@@ -85,6 +93,7 @@ class EndpointForm(forms.Form):
             is_streaming=c["is_streaming"],
             tags=split_tags(c["tags"]),
             trials=c["trials"],
+            max_concurrent_probes=c["max_concurrent_probes"],
             is_enabled=c["is_enabled"],
         )
 

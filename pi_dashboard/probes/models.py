@@ -47,6 +47,11 @@ class Endpoint(models.Model):
     tags = ArrayField(models.CharField(max_length=64), default=list, blank=True)
     # k: every trial must pass k times in a row for its verdict (1 is pi's own probe).
     trials = models.PositiveSmallIntegerField(default=1)
+    # Probes in flight at once against this endpoint's server (scheme, host and
+    # port, shared by every endpoint there); empty is no limit of its own, only the
+    # fleet-wide cap. 1 suits llama.cpp-like servers that abort a stream when
+    # another request arrives.
+    max_concurrent_probes = models.PositiveSmallIntegerField(null=True, blank=True)
     is_enabled = models.BooleanField(default=True)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
@@ -194,6 +199,8 @@ class ProbeRun(models.Model):
     protocol = models.JSONField(null=True, blank=True)
     # Why the run was refused or failed (outbound guard, unreachable, time limit).
     error = models.TextField(blank=True, default="")
+    # Said beside the result, e.g. the server does not list `server_model`.
+    warning = models.TextField(blank=True, default="")
     completions = models.PositiveSmallIntegerField(default=0)
     attempts = models.PositiveSmallIntegerField(default=0)
     # The claim: whoever holds this token may finish the run until the lease ends.

@@ -1,12 +1,17 @@
-"""Parser for text-protocol tool calls, accepting every dialect (reference §7.3).
+"""pi's `parseTextToolCalls`, case for case (reference §7.3).
 
 Like pi's, it does not care which variant is being calibrated: `<pi:call>`,
-`<tool_call>`, fenced `tool_call`/`tool`/`json` blocks and `<function>` are all read,
-and single-quoted or bare-key JSON is tolerated. Overlapping envelopes keep the largest
-non-overlapping set.
+`<tool_call>`, fenced `tool_call`/`tool`/`json` blocks and `<function>` are all read.
+Its tolerance is exactly pi's, no more: single-quoted strings, bare keys and bare-word
+values (`{data: TOK123}`) are repaired, a trailing comma is not (the body is kept as the
+raw string, so the call's arguments are that string). Calls are returned whether or not
+the tool is known (pi bounces those with an error); only the calibration decides what
+passes. `tests/probes/test_parser_realpi.py` compares it with pi's own module.
+
+JavaScript's regular expressions and string functions differ from Python's in what
+they call whitespace, `.` and `$`; the patterns below spell JavaScript's meaning out.
 """
 
-import html
 import json
 import re
 from dataclasses import dataclass, field
@@ -14,213 +19,400 @@ from typing import Any
 
 from pi_dashboard.probes.textproto import ToolSpec
 
-PI_CALL = re.compile(
-    r"<pi:call\s+name\s*=\s*([\"'])(?P<name>.*?)\1\s*>(?P<body>.*?)</pi:call\s*>", re.S
-)
-TOOL_CALL_TAG = re.compile(r"<tool_call\s*>(?P<body>.*?)</tool_call\s*>", re.S)
-FENCE = re.compile(r"```[ \t]*(?:tool_call|tool|json)[ \t]*\r?\n(?P<body>.*?)```", re.S)
-FUNCTION = re.compile(
-    r"<function\s+name\s*=\s*([\"'])(?P<name>.*?)\1\s*>(?P<body>.*?)</function\s*>",
-    re.S,
-)
-PARAM = re.compile(
-    r"<param\s+name\s*=\s*([\"'])(?P<name>.*?)\1\s*>(?P<value>.*?)</param\s*>", re.S
-)
-IDENT = re.compile(r"[A-Za-z_$][\w$-]*")
+# JavaScript's \s and String.prototype.trim (WhiteSpace + LineTerminator).
+_WS_CHARS = "\t\n\v\f\r \u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
+WS = f"[{_WS_CHARS}]"
+DOT = "[^\n\r\u2028\u2029]"  # JavaScript's `.` without the s flag
+_TRIM = re.compile(f"^{WS}+|{WS}+$")
 
-TYPE_CHECKS: dict[str, tuple[type, ...]] = {
-    "string": (str,),
-    "number": (int, float),
-    "integer": (int,),
-    "boolean": (bool,),
-    "array": (list,),
-    "object": (dict,),
-}
+PI_CALL_OPEN = re.compile(rf"<pi:call{WS}+name=([\"'])({DOT}*?)\1{WS}*>")
+PI_CALL_CLOSE = re.compile(rf"</pi:call{WS}*>")
+PI_CALL_ANY = re.compile(r"<pi:call\b", re.ASCII)
+TOOL_CALL_TAG = re.compile(r"<tool_call>([\s\S]*?)</tool_call>")
+FENCE = re.compile(
+    rf"```(?:tool_call|tool|json){WS}*\n([\s\S]*?)\n?```", re.IGNORECASE | re.ASCII
+)
+FUNCTION = re.compile(
+    rf"<function{WS}+name=([\"'])({DOT}*?)\1{WS}*>([\s\S]*?)</function{WS}*>"
+)
+FUNCTION_ANY = re.compile(r"</?function\b", re.IGNORECASE | re.ASCII)
+PARAM = re.compile(rf"<param{WS}+name=([\"'])({DOT}*?)\1{WS}*>([\s\S]*?)</param{WS}*>")
+WHOLE_OBJECT = re.compile(r"\{[\s\S]*\}\Z")
+SINGLE_QUOTED = re.compile(rf"'([^'\\]*(?:\\{DOT}[^'\\]*)*)'")
+BARE_KEY = re.compile(rf"([{{,]{WS}*)([A-Za-z_][A-Za-z0-9_-]*)({WS}*:)")
+BARE_VALUE = re.compile(rf":{WS}*([A-Za-z_./-][A-Za-z0-9_./:-]*)(?={WS}*[,}}])")
+MALFORMED_NAME = re.compile(rf"\"(?:name|tool)\"{WS}*:{WS}*\"([^\"]+)\"")
 
 
 @dataclass(frozen=True)
 class TextCall:
+    id: str
     name: str
-    arguments: dict[str, Any]
+    # pi keeps whatever the body held: an object, another JSON value, or the raw text.
+    arguments: Any
+    raw_arguments: dict[str, Any] | None = None
+    error_message: str | None = None
 
 
 @dataclass
 class ParseResult:
     calls: list[TextCall] = field(default_factory=list)
-    # pi's reasons: overlap, unrecognized, unknown-tool, validation-failed.
-    failures: list[str] = field(default_factory=list)
-
-    @property
-    def attempted(self) -> bool:
-        return bool(self.calls or self.failures)
-
-    @property
-    def failure(self) -> str | None:
-        return self.failures[0] if self.failures else None
+    text: str = ""
+    attempted: bool = False
+    # pi's reasons when nothing parsed: overlap, unrecognized.
+    failure: str | None = None
 
 
 @dataclass(frozen=True)
 class Envelope:
+    kind: str
     start: int
     end: int
-    kind: str
     name: str | None
     body: str
 
 
-def _read_quoted(text: str, i: int, quote: str) -> tuple[str, int]:
-    """Read a quoted string starting after the opening quote; return (value, next i)."""
-    out: list[str] = []
-    while i < len(text):
-        ch = text[i]
-        if ch == "\\" and i + 1 < len(text):
-            nxt = text[i + 1]
-            if nxt == quote or nxt == "\\":
-                out.append(nxt)
-            else:
-                # Leave JSON escapes (\n, \u…) for json.loads to decode.
-                out.append(json.loads(f'"\\{nxt}"') if nxt in 'bfnrt/"' else "\\" + nxt)
-            i += 2
-            continue
-        if ch == quote:
-            return "".join(out), i + 1
-        out.append(ch)
-        i += 1
-    raise ValueError("unterminated string")
+class _Invalid(Exception):
+    """A JSON text JSON.parse would reject."""
 
 
-def loose_json(text: str) -> Any:
-    """json.loads, but also single-quoted strings, bare keys and trailing commas."""
+def js_trim(text: str) -> str:
+    return _TRIM.sub("", text)
+
+
+def _reject_constant(name: str) -> Any:
+    raise _Invalid(name)  # NaN and Infinity are Python's, not JSON.parse's
+
+
+def js_json_parse(text: str) -> Any:
     try:
-        return json.loads(text)
-    except ValueError:
-        pass
-    out: list[str] = []
-    i = 0
-    while i < len(text):
-        ch = text[i]
-        if ch in "\"'":
-            value, i = _read_quoted(text, i + 1, ch)
-            out.append(json.dumps(value))
-            continue
-        ident = IDENT.match(text, i)
-        if ident:
-            word = ident.group(0)
-            rest = text[ident.end() :].lstrip()
-            if word in {"true", "false", "null"}:
-                out.append(word)
-            elif rest.startswith(":"):
-                out.append(json.dumps(word))
-            else:
-                raise ValueError(f"bare word {word!r}")
-            i = ident.end()
-            continue
-        if ch == "," and text[i + 1 :].lstrip()[:1] in {"}", "]"}:
-            i += 1
-            continue
-        out.append(ch)
-        i += 1
-    return json.loads("".join(out))
+        return json.loads(text, parse_constant=_reject_constant)
+    except (ValueError, RecursionError) as exc:
+        raise _Invalid(str(exc)) from exc
 
 
-def find_envelopes(text: str) -> tuple[list[Envelope], int]:
-    """All envelopes in text; overlapping ones resolved. Returns (kept, dropped)."""
-    found: list[Envelope] = []
-    for kind, pattern in (
-        ("pi-call", PI_CALL),
-        ("tool_call", TOOL_CALL_TAG),
-        ("fence", FENCE),
-        ("function", FUNCTION),
+def _js_stringify(value: str) -> str:
+    return json.dumps(value, ensure_ascii=False)
+
+
+def unescape_attribute(value: str) -> str:
+    for entity, char in (
+        ("&quot;", '"'),
+        ("&apos;", "'"),
+        ("&lt;", "<"),
+        ("&gt;", ">"),
+        ("&amp;", "&"),
     ):
-        for m in pattern.finditer(text):
-            name = m.groupdict().get("name")
-            found.append(Envelope(m.start(), m.end(), kind, name, m.group("body")))
-    # Earliest end first gives the largest non-overlapping set.
-    kept: list[Envelope] = []
-    for env in sorted(found, key=lambda e: (e.end, e.start)):
-        if not kept or env.start >= kept[-1].end:
-            kept.append(env)
-    kept.sort(key=lambda e: e.start)
-    return kept, len(found) - len(kept)
+        value = value.replace(entity, char)
+    return value
 
 
-def _decode(env: Envelope, tools: dict[str, ToolSpec]) -> tuple[str, Any]:
-    if env.kind == "pi-call":
-        return html.unescape(env.name or "").strip(), loose_json(env.body.strip())
-    if env.kind == "function":
-        props = _props(tools.get(html.unescape(env.name or "").strip()))
-        params = {
-            html.unescape(p.group("name")): _param_value(
-                html.unescape(p.group("value")),
-                props.get(html.unescape(p.group("name"))),
+def unescape_xml_text(value: str) -> str:
+    for entity, char in (
+        ("&lt;", "<"),
+        ("&gt;", ">"),
+        ("&apos;", "'"),
+        ("&quot;", '"'),
+        ("&amp;", "&"),
+    ):
+        value = value.replace(entity, char)
+    return value
+
+
+def json_object_end(text: str, start: int) -> int | None:
+    """End of the brace-balanced object at `start` (after blanks), or None."""
+    index = start
+    while index < len(text) and re.fullmatch(WS, text[index]):
+        index += 1
+    if index >= len(text) or text[index] != "{":
+        return None
+    depth = 0
+    in_string = escaped = False
+    for position in range(index, len(text)):
+        char = text[position]
+        if in_string:
+            if escaped:
+                escaped = False
+            elif char == "\\":
+                escaped = True
+            elif char == '"':
+                in_string = False
+        elif char == '"':
+            in_string = True
+        elif char == "{":
+            depth += 1
+        elif char == "}":
+            depth -= 1
+            if depth == 0:
+                return position + 1
+    return None
+
+
+def _pi_call_envelopes(text: str) -> list[Envelope]:
+    found: list[Envelope] = []
+    for match in PI_CALL_OPEN.finditer(text):
+        if any(env.start <= match.start() < env.end for env in found):
+            continue
+        body_start = match.end()
+        json_end = json_object_end(text, body_start)
+        close = PI_CALL_CLOSE.search(
+            text, json_end if json_end is not None else body_start
+        )
+        if close is not None:
+            before = text[
+                (json_end if json_end is not None else body_start) : close.start()
+            ]
+            # A balanced object must be followed by the closer alone; without one, the
+            # closer must not belong to a later call.
+            fits = (
+                js_trim(before) == ""
+                if json_end is not None
+                else not PI_CALL_ANY.search(before)
             )
-            for p in PARAM.finditer(env.body)
-        }
-        return html.unescape(env.name or "").strip(), params
-    obj = loose_json(env.body.strip())
-    if not isinstance(obj, dict):
-        raise ValueError("envelope body is not an object")
-    name = obj.get("name", obj.get("tool"))
-    args: Any = obj.get("arguments", obj.get("args", {}))
-    if isinstance(args, str):
-        args = loose_json(args)
-    if not isinstance(name, str):
-        raise ValueError("envelope has no tool name")
-    return name.strip(), args
+            close = close if fits else None
+        body_end = close.start() if close is not None else json_end
+        if body_end is None:
+            continue
+        end = close.end() if close is not None else body_end
+        name = unescape_attribute(match.group(2))
+        found.append(
+            Envelope("pi_call", match.start(), end, name, text[body_start:body_end])
+        )
+    return found
 
 
-def _props(tool: ToolSpec | None) -> dict[str, Any]:
-    return tool.parameters.get("properties", {}) if tool is not None else {}
+def find_envelopes(text: str) -> list[Envelope]:
+    """Every envelope in `text`, overlapping ones included, by start."""
+    found = _pi_call_envelopes(text)
+    found += [
+        Envelope("tool_call", m.start(), m.end(), None, m.group(1))
+        for m in TOOL_CALL_TAG.finditer(text)
+    ]
+    found += [
+        Envelope("fenced_json", m.start(), m.end(), None, m.group(1))
+        for m in FENCE.finditer(text)
+    ]
+    found += [
+        Envelope(
+            "function_xml",
+            m.start(),
+            m.end(),
+            unescape_attribute(m.group(2)),
+            m.group(3),
+        )
+        for m in FUNCTION.finditer(text)
+    ]
+    return sorted(found, key=lambda env: env.start)
 
 
-def _param_value(raw: str, spec: dict[str, Any] | None) -> Any:
-    # function-xml writes non-string values JSON-encoded; strings stay raw.
-    if spec is not None and spec.get("type") == "string":
-        return raw
-    try:
-        return json.loads(raw)
-    except ValueError:
-        return raw
-
-
-def _is_type(value: Any, expected: str) -> bool:
-    checks = TYPE_CHECKS.get(expected)
-    if checks is None:
-        return True
-    # bool is an int in Python but not a number in JSON Schema.
-    if isinstance(value, bool) and expected != "boolean":
-        return False
-    return isinstance(value, checks)
-
-
-def _valid(args: Any, tool: ToolSpec) -> bool:
-    if not isinstance(args, dict):
-        return False
-    props = _props(tool)
-    if any(name not in args for name in tool.parameters.get("required", [])):
-        return False
-    return all(
-        _is_type(value, props.get(name, {}).get("type", ""))
-        for name, value in args.items()
+def _single_quoted_to_json(raw: str) -> str | None:
+    trimmed = js_trim(raw)
+    if not WHOLE_OBJECT.match(trimmed) or not SINGLE_QUOTED.search(trimmed):
+        return None
+    return SINGLE_QUOTED.sub(
+        lambda m: _js_stringify(m.group(1).replace("\\'", "'")), trimmed
     )
 
 
-def parse_text_tool_calls(text: str, tools: list[ToolSpec]) -> ParseResult:
-    """Every tool call written as a text envelope in `text`, for the given tools."""
-    by_name = {tool.name: tool for tool in tools}
-    envelopes, dropped = find_envelopes(text)
-    result = ParseResult(failures=["overlap"] * dropped)
-    for env in envelopes:
+def _bare_words_to_json(raw: str) -> str | None:
+    trimmed = js_trim(raw)
+    if not WHOLE_OBJECT.match(trimmed):
+        return None
+    changed = False
+
+    def quote_key(m: re.Match[str]) -> str:
+        nonlocal changed
+        changed = True
+        return f"{m.group(1)}{_js_stringify(m.group(2))}{m.group(3)}"
+
+    def quote_value(m: re.Match[str]) -> str:
+        nonlocal changed
+        if m.group(1) in {"true", "false", "null"}:
+            return f":{m.group(1)}"
+        changed = True
+        return f":{_js_stringify(m.group(1))}"
+
+    normalized = BARE_VALUE.sub(quote_value, BARE_KEY.sub(quote_key, trimmed))
+    return normalized if changed else None
+
+
+def _repair_candidates(raw: str) -> list[str]:
+    candidates: list[str] = []
+    end = json_object_end(raw, 0)
+    if end is not None and js_trim(raw[end:]):
+        candidates.append(raw[:end])
+    single = _single_quoted_to_json(raw)
+    if single:
+        candidates.append(single)
+    bare = _bare_words_to_json(raw)
+    if bare:
+        candidates.append(bare)
+    single_bare = _bare_words_to_json(single) if single else None
+    if single_bare:
+        candidates.append(single_bare)
+    return candidates
+
+
+_NOTHING = object()
+
+
+def parse_json_value(raw: str) -> Any:
+    """JSON.parse, then pi's bounded repairs in order; `_NOTHING` if none parses."""
+    try:
+        return js_json_parse(raw)
+    except _Invalid:
+        pass
+    for candidate in _repair_candidates(raw):
         try:
-            name, args = _decode(env, by_name)
-        except ValueError:
-            result.failures.append("unrecognized")
+            return js_json_parse(candidate)
+        except _Invalid:
             continue
-        tool = by_name.get(name)
-        if tool is None:
-            result.failures.append("unknown-tool")
-        elif not _valid(args, tool):
-            result.failures.append("validation-failed")
-        else:
-            result.calls.append(TextCall(name=name, arguments=args))
-    return result
+    return _NOTHING
+
+
+def _coerce(value: Any) -> tuple[Any, dict[str, Any] | None]:
+    if isinstance(value, dict):
+        return value, None
+    return value, {"value": value}
+
+
+def _first(*values: Any) -> Any:
+    """JavaScript's `a ?? b ?? …`: the first that is neither missing nor null."""
+    return next((v for v in values if v is not None), None)
+
+
+def _unknown_tool_message(name: str, names: list[str]) -> str | None:
+    if name in names:
+        return None
+    return f'Unknown tool "{name}". Valid tools: {", ".join(names)}.'
+
+
+def _call(
+    env_name: str, args: Any, raw: dict[str, Any] | None, names: list[str], call_id: str
+) -> TextCall:
+    return TextCall(
+        id=call_id,
+        name=env_name,
+        arguments=args,
+        raw_arguments=raw,
+        error_message=_unknown_tool_message(env_name, names),
+    )
+
+
+def _parse_pi_call(env: Envelope, names: list[str], call_id: str) -> TextCall | None:
+    if not env.name:
+        return None
+    value = parse_json_value(env.body)
+    if value is _NOTHING:
+        text = js_trim(env.body)
+        return _call(env.name, text, {"text": text}, names, call_id)
+    args, raw = _coerce(value)
+    return _call(env.name, args, raw, names, call_id)
+
+
+def _parse_function_xml(
+    env: Envelope, names: list[str], call_id: str
+) -> TextCall | None:
+    if not env.name or FUNCTION_ANY.search(env.body):
+        return None
+    params: dict[str, str] = {}
+    cursor = 0
+    for param in PARAM.finditer(env.body):
+        if js_trim(env.body[cursor : param.start()]):
+            return None
+        name = unescape_attribute(param.group(2))
+        if not name or name in params:
+            return None
+        params[name] = unescape_xml_text(js_trim(param.group(3)))
+        cursor = param.end()
+    if js_trim(env.body[cursor:]) or not params:
+        return None
+    return _call(env.name, params, None, names, call_id)
+
+
+def _parse_json_envelope(
+    env: Envelope, names: list[str], call_id: str
+) -> TextCall | None:
+    obj = parse_json_value(env.body)
+    if not isinstance(obj, dict):
+        found = MALFORMED_NAME.search(env.body)
+        if found is None:
+            return None
+        text = js_trim(env.body)
+        return _call(found.group(1), text, {"text": text}, names, call_id)
+    tool = obj.get("tool")
+    wrapped = tool if isinstance(tool, dict) else {}
+    name = _first(
+        obj.get("name"), tool if isinstance(tool, str) else None, wrapped.get("name")
+    )
+    if not isinstance(name, str):
+        return None
+    value = _first(
+        obj.get("arguments"),
+        obj.get("args"),
+        wrapped.get("arguments"),
+        wrapped.get("args"),
+        {},
+    )
+    args, raw = _coerce(value)
+    return _call(name, args, raw, names, call_id)
+
+
+def _parse_envelope(env: Envelope, names: list[str], call_id: str) -> TextCall | None:
+    if env.kind == "pi_call":
+        return _parse_pi_call(env, names, call_id)
+    if env.kind == "function_xml":
+        return _parse_function_xml(env, names, call_id)
+    return _parse_json_envelope(env, names, call_id)
+
+
+def _largest_disjoint(
+    parsed: list[tuple[Envelope, TextCall]],
+) -> list[tuple[Envelope, TextCall]]:
+    # Earliest end first gives the largest non-overlapping set (interval scheduling).
+    kept: list[tuple[Envelope, TextCall]] = []
+    previous_end = -1
+    for entry in sorted(parsed, key=lambda e: (e[0].end, e[0].start)):
+        if entry[0].start >= previous_end:
+            kept.append(entry)
+            previous_end = entry[0].end
+    return sorted(kept, key=lambda e: e[0].start)
+
+
+def _has_overlap(envelopes: list[Envelope]) -> bool:
+    previous_end = -1
+    for env in envelopes:
+        if env.start < previous_end:
+            return True
+        previous_end = env.end
+    return False
+
+
+def parse_text_tool_calls(
+    text: str, tools: list[ToolSpec], *, id_prefix: str = "text-tool"
+) -> ParseResult:
+    """Every tool call written as a text envelope in `text`, as pi reads it."""
+    envelopes = find_envelopes(text) if tools else []
+    if not envelopes:
+        return ParseResult(text=text)
+    names = list(dict.fromkeys(tool.name for tool in tools))
+    parsed = [
+        (env, call)
+        for index, env in enumerate(envelopes)
+        if (call := _parse_envelope(env, names, f"{id_prefix}-{index + 1}")) is not None
+    ]
+    selected = _largest_disjoint(parsed)
+    if not selected:
+        failure = "overlap" if _has_overlap(envelopes) else "unrecognized"
+        return ParseResult(text=text, attempted=True, failure=failure)
+    pieces: list[str] = []
+    cursor = 0
+    for env, _ in selected:
+        pieces.append(text[cursor : env.start])
+        cursor = env.end
+    pieces.append(text[cursor:])
+    return ParseResult(
+        calls=[call for _env, call in selected],
+        text=js_trim("".join(pieces)),
+        attempted=True,
+    )

@@ -34,6 +34,11 @@ class EndpointIn(Schema):
     is_streaming: bool = True
     tags: list[str] = []
     trials: int = Field(1, description="k: each trial must pass k of k times.")
+    max_concurrent_probes: int | None = Field(
+        None,
+        description="Probes at once against this endpoint's server (scheme, host, "
+        "port); null: no limit but the fleet-wide cap. 1 for llama.cpp-like servers.",
+    )
     is_enabled: bool = True
 
 
@@ -52,6 +57,7 @@ class EndpointOut(Schema):
     is_streaming: bool
     tags: list[str]
     trials: int
+    max_concurrent_probes: int | None
     is_enabled: bool
     last_verdict: str
     last_grade: str
@@ -77,6 +83,7 @@ class ProbeRunOut(Schema):
         None, description="pi's protocol, when calibrated."
     )
     error: str
+    warning: str
     completions: int
     attempts: int
     created_at: datetime

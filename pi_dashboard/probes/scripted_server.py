@@ -12,7 +12,8 @@ The model id picks the behaviour: `<behaviour>[@<latency ms>][#<anything>]`, e.g
   calls; a correct envelope in that dialect, but only when primed for that dialect
   (pi's parser reads every dialect, so a model answering in any dialect would pass at
   the first rung)
-- text-sloppy-json: tool-tag envelope with single-quoted, bare-key JSON
+- text-sloppy-json: tool-tag envelope with single-quoted, bare-key JSON and a trailing
+  comma, which pi does not repair (verdict none)
 - envelope-in-reasoning_content: empty content, the envelope in reasoning_content
 - garbage, empty, http-500, slow (sleeps --slow-seconds before answering)
 - drifting: alternates native-correct and text-tool-tag on every probe (for drift demos)
@@ -23,12 +24,14 @@ and tool-call arguments over several chunks as real servers do.
 """
 
 import argparse
+import contextlib
 import json
 import re
 import threading
 import time
 import uuid
 from collections import deque
+from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -259,6 +262,10 @@ class Handler(BaseHTTPRequestHandler):
         except ValueError:
             return self._json(400, {"error": {"message": "invalid JSON"}})
         self.server.record(self, body)
+        with self.server.concurrency():
+            self._complete(body)
+
+    def _complete(self, body: dict[str, Any]) -> None:
         if not self.path.rstrip("/").endswith("/chat/completions"):
             return self._json(404, {"error": {"message": "not found"}})
         key = self.server.api_key
@@ -267,7 +274,7 @@ class Handler(BaseHTTPRequestHandler):
         model = str(body.get("model", ""))
         behaviour, latency = parse_model(model, self.server.latency)
         if behaviour not in BEHAVIOURS:
-            return self._json(404, {"error": {"message": f"unknown model {model}"}})
+            return self._json(404, model_not_found(model))
         time.sleep(self.server.slow_seconds if behaviour == "slow" else latency)
         if behaviour == "redirect":
             self.send_response(307)
@@ -304,6 +311,17 @@ class Handler(BaseHTTPRequestHandler):
         self.wfile.flush()
 
 
+def model_not_found(model: str) -> dict[str, Any]:
+    """OpenAI's answer for a model it does not serve (llama.cpp and vLLM alike)."""
+    return {
+        "error": {
+            "message": f"The model `{model}` does not exist",
+            "type": "invalid_request_error",
+            "code": "model_not_found",
+        }
+    }
+
+
 def parse_model(model: str, default_latency: float) -> tuple[str, float]:
     name = model.split("#", 1)[0]
     behaviour, _, ms = name.partition("@")
@@ -333,6 +351,21 @@ class ScriptedServer(ThreadingHTTPServer):
         self.script = Script()
         # The last requests seen (headers and body), for tests to inspect.
         self.requests: deque[dict[str, Any]] = deque(maxlen=200)
+        # Completions being answered now, and the most seen at once (a llama.cpp
+        # server aborts a stream when a second request arrives).
+        self.in_flight = self.max_in_flight = 0
+        self._count_lock = threading.Lock()
+
+    @contextlib.contextmanager
+    def concurrency(self) -> Iterator[None]:
+        with self._count_lock:
+            self.in_flight += 1
+            self.max_in_flight = max(self.max_in_flight, self.in_flight)
+        try:
+            yield
+        finally:
+            with self._count_lock:
+                self.in_flight -= 1
 
     @property
     def base_url(self) -> str:

@@ -1,5 +1,7 @@
 """Celery tasks of the probes app: thin, take ids, call one service each."""
 
+from typing import Any
+
 import httpx
 from celery import Task
 from django.db import close_old_connections
@@ -26,7 +28,7 @@ PROBE_MAX_RETRIES = 3
     soft_time_limit=900,
     time_limit=930,
 )
-def probe_run(self: Task, run_id: int) -> str:  # type: ignore[type-arg]
+def probe_run(self: Task, run_id: int, server: list[Any] | None = None) -> str:  # type: ignore[type-arg]
     # Where the worker keeps its database connection between tasks (when
     # CELERY_DB_REUSE_MAX is set), drop it here when too old or broken, as Django
     # does per web request; otherwise Celery already closed it (a no-op).
@@ -34,7 +36,10 @@ def probe_run(self: Task, run_id: int) -> str:  # type: ignore[type-arg]
     final = self.request.retries >= PROBE_MAX_RETRIES
     hard_limit = (self.request.timelimit or (None, None))[0]
     return services.probe_run_execute(
-        run_id=run_id, final_attempt=final, budget_seconds=hard_limit
+        run_id=run_id,
+        final_attempt=final,
+        budget_seconds=hard_limit,
+        server=(str(server[0]), int(server[1])) if server else None,
     )
 
 

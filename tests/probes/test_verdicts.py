@@ -32,13 +32,15 @@ EXPECTED: dict[str, tuple[str, str, str, str, int]] = {
     "text-tool-call": (*TEXT[:2], "tool-call", TEXT[2], 5),
     "text-fenced-json": (*TEXT[:2], "fenced-json", TEXT[2], 6),
     "text-function-xml": (*TEXT[:2], "function-xml", TEXT[2], 7),
-    "text-sloppy-json": (*TEXT[:2], "tool-tag", TEXT[2], 4),
+    # A trailing comma: pi keeps the raw body, so no rung passes (issue 13 item 6).
+    "text-sloppy-json": ("none", "absent", "", ABSENT_DIAGNOSTIC + LADDER_FAILED, 6),
     "envelope-in-reasoning_content": (*TEXT[:2], "tool-tag", TEXT[2], 4),
     "garbage": ("none", "absent", "", ABSENT_DIAGNOSTIC + LADDER_FAILED, 6),
     "empty": ("none", "absent", "", ABSENT_DIAGNOSTIC + LADDER_FAILED, 6),
-    "http-500": ("none", "absent", "", ABSENT_DIAGNOSTIC + LADDER_FAILED, 6),
-    "slow": ("none", "absent", "", ABSENT_DIAGNOSTIC + LADDER_FAILED, 6),
 }
+# pi records `none` for these; they answered nothing, so the run fails without a
+# verdict (issue 13 item 7; tests/probes/test_dead_server.py).
+NO_ANSWER = ("http-500", "slow", "redirect")
 
 
 def run_probe(endpoint: Any) -> ProbeRun:

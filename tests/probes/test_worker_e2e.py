@@ -53,7 +53,7 @@ def test_scheduled_fleet_probe_end_to_end(model_server: Any, tmp_path: Path) -> 
         "native-correct": "native",
         "text-fenced-json": "text-protocol",
         "native-echo-only": "none",
-        "http-500": "none",
+        "garbage": "none",
     }
     for i, b in enumerate(behaviours):
         endpoint_for(model_server, b, stream=bool(i % 2), tags=["e2e"])

@@ -36,6 +36,7 @@ class EndpointData:
     is_streaming: bool = True
     tags: list[str] = field(default_factory=list)
     trials: int = 1
+    max_concurrent_probes: int | None = None
     is_enabled: bool = True
 
 
@@ -62,6 +63,13 @@ def endpoint_validate(data: EndpointData) -> None:
         )
     if not 1 <= data.trials <= 10:
         raise DomainError("Trials (k) must be between 1 and 10.", code="invalid_trials")
+    if data.max_concurrent_probes is not None and not (
+        1 <= data.max_concurrent_probes <= 1000
+    ):
+        raise DomainError(
+            "Concurrent probes must be between 1 and 1000, or empty for no limit.",
+            code="invalid_max_concurrent_probes",
+        )
     if data.token_param not in TokenParam.values:
         raise DomainError("Unknown token parameter.", code="invalid_token_param")
     for name in data.headers or {}:
@@ -141,6 +149,7 @@ def _apply(endpoint: Endpoint, data: EndpointData) -> None:
     endpoint.is_streaming = data.is_streaming
     endpoint.tags = sorted({t.strip() for t in data.tags if t.strip()})
     endpoint.trials = data.trials
+    endpoint.max_concurrent_probes = data.max_concurrent_probes
     endpoint.is_enabled = data.is_enabled
     if data.api_key is not None:
         endpoint.api_key_encrypted = crypto.encrypt(data.api_key.strip())

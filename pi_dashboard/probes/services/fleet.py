@@ -126,14 +126,24 @@ def fleet_jitter_seconds(
 
 def _send(runs: list[ProbeRun], jitter_seconds: float) -> None:
     from pi_dashboard.celery import app
-    from pi_dashboard.probes.services.runs import run_budget_seconds, run_send
+    from pi_dashboard.probes.services.runs import (
+        run_budget_seconds,
+        run_send,
+        server_limit,
+    )
 
     # One broker connection for the whole fan-out (one each costs milliseconds).
     with app.producer_or_acquire() as producer:
         for run in runs:
             countdown = random.uniform(0, jitter_seconds) if jitter_seconds else 0  # noqa: S311
             budget = run_budget_seconds(run.endpoint)
-            run_send(run.pk, budget, countdown=countdown, producer=producer)
+            run_send(
+                run.pk,
+                budget,
+                countdown=countdown,
+                producer=producer,
+                server=server_limit(run.endpoint),
+            )
 
 
 def fleet_complete_if_done(*, fleet_id: int) -> bool:

@@ -51,18 +51,40 @@ def run_budget_seconds(endpoint: Endpoint) -> float:
 
 
 def run_enqueue(run: ProbeRun, *, countdown: float = 0, producer: Any = None) -> None:
-    run_send(run.pk, run_budget_seconds(run.endpoint), countdown, producer)
+    endpoint = run.endpoint
+    run_send(
+        run.pk,
+        run_budget_seconds(endpoint),
+        countdown,
+        producer,
+        server=server_limit(endpoint),
+    )
+
+
+def server_limit(endpoint: Endpoint) -> tuple[str, int] | None:
+    """(semaphore key, cap) of the endpoint's server, when it sets a limit.
+
+    Sent with the task, so a busy server defers the task before it claims the run
+    (a claim counts an attempt) and without reading the endpoint first.
+    """
+    cap = endpoint.max_concurrent_probes
+    return (semaphore.server_key(endpoint.base_url), cap) if cap else None
 
 
 def run_send(
-    run_id: int, budget: float, countdown: float = 0, producer: Any = None
+    run_id: int,
+    budget: float,
+    countdown: float = 0,
+    producer: Any = None,
+    *,
+    server: tuple[str, int] | None = None,
 ) -> None:
     """Send the probe task; its time limits (and semaphore lease) are the budget."""
     from pi_dashboard.probes import tasks
 
     # countdown 0 sends no ETA: the message is not held back by the worker.
     tasks.probe_run.apply_async(
-        (run_id,),
+        (run_id, list(server) if server else None),
         countdown=countdown,
         soft_time_limit=int(budget),
         time_limit=int(budget) + 15,
@@ -131,6 +153,7 @@ def run_finish(
         tool_probe=outcome.tool_probe,
         protocol=outcome.protocol,
         completions=len(outcome.exchanges),
+        warning=outcome.warning,
         finished_at=now,
         lease_until=None,
     )
@@ -139,17 +162,7 @@ def run_finish(
     if claim is None:  # called without a claim at hand (tests, tools): read it
         run = ProbeRun.objects.select_related("endpoint").get(pk=run_id)
         claim = Claim(run_id, token, run.fleet_id, run.endpoint, 0.0)
-    ProbeExchange.objects.bulk_create(
-        ProbeExchange(
-            run_id=run_id,
-            seq=i,
-            kind=ex["kind"],
-            passed=ex["passed"],
-            request=ex["request"],
-            response=ex["response"],
-        )
-        for i, ex in enumerate(outcome.exchanges)
-    )
+    _exchanges_create(run_id, outcome.exchanges)
     after = (outcome.verdict, outcome.native_grade, outcome.variant)
     before = _endpoint_advance(claim, after, now)
     drift.drift_record(
@@ -198,6 +211,20 @@ def _endpoint_advance(
     return row or ("", "", "")
 
 
+def _exchanges_create(run_id: int, exchanges: list[dict[str, Any]]) -> None:
+    ProbeExchange.objects.bulk_create(
+        ProbeExchange(
+            run_id=run_id,
+            seq=i,
+            kind=ex["kind"],
+            passed=ex["passed"],
+            request=ex["request"],
+            response=ex["response"],
+        )
+        for i, ex in enumerate(exchanges)
+    )
+
+
 def _complete_fleet_after_commit(fleet_id: int | None) -> None:
     # After commit, not inside: the run that commits last then sees every other run
     # finished, and finishing runs never queue on the fleet row's lock.
@@ -206,8 +233,17 @@ def _complete_fleet_after_commit(fleet_id: int | None) -> None:
 
 
 @transaction.atomic
-def run_stop(*, run_id: int, token: str | None, state: RunState, error: str) -> bool:
-    """End a run without a verdict (refused by the guard, unreachable, out of time)."""
+def run_stop(
+    *,
+    run_id: int,
+    token: str | None,
+    state: RunState,
+    error: str,
+    exchanges: list[dict[str, Any]] | None = None,
+    warning: str = "",
+) -> bool:
+    """End a run without a verdict (refused by the guard, unreachable, out of time,
+    a server that answered nothing), keeping the requests it sent."""
     if token is None:
         run = ProbeRun.objects.select_for_update().filter(pk=run_id).first()
         if run is None or run.is_terminal:
@@ -218,37 +254,64 @@ def run_stop(*, run_id: int, token: str | None, state: RunState, error: str) -> 
             return False
     run.state = state
     run.error = error
+    run.warning = warning
+    run.completions = len(exchanges or [])
     run.finished_at = timezone.now()
     run.lease_until = None
-    run.save(update_fields=["state", "error", "finished_at", "lease_until"])
+    run.save(
+        update_fields=[
+            *("state", "error", "warning", "completions"),
+            *("finished_at", "lease_until"),
+        ]
+    )
+    _exchanges_create(run_id, exchanges or [])
     _complete_fleet_after_commit(run.fleet_id)
     return True
 
 
 def probe_run_execute(
-    *, run_id: int, final_attempt: bool, budget_seconds: float | None = None
+    *,
+    run_id: int,
+    final_attempt: bool,
+    budget_seconds: float | None = None,
+    server: tuple[str, int] | None = None,
 ) -> str:
     """Claim and probe one run. Raises chat.Unreachable for the task to retry.
 
-    `budget_seconds` is the task's hard time limit: the longest the semaphore slot
-    can be held (a worker that dies frees it when that lease ends).
+    `budget_seconds` is the task's hard time limit: the longest a semaphore slot
+    can be held (a worker that dies frees it when that lease ends). `server` is
+    the endpoint's server semaphore and cap (`server_limit`), if it has one.
     """
     member = str(run_id)
     budget = budget_seconds or DEFAULT_BUDGET_SECONDS
     if not semaphore.acquire(member, cap=conf.max_concurrency(), lease_seconds=budget):
-        run_send(run_id, budget, countdown=random.uniform(0.2, 1.0))  # noqa: S311
+        run_send(run_id, budget, countdown=random.uniform(0.2, 1.0), server=server)  # noqa: S311
         return "deferred: concurrency cap reached"
     try:
-        claim = claim_take(run_id)
-        if claim is None:
-            # Rare path: say why (finished, gone, or held by another worker).
-            run = ProbeRun.objects.filter(pk=run_id).only("state").first()
-            if run is None or run.is_terminal:
-                return "nothing to do"
-            return "claimed elsewhere"
-        return _probe_claimed(claim, final_attempt=final_attempt)
+        if server is None:
+            return _claim_and_probe(run_id, final_attempt=final_attempt)
+        key, cap = server
+        if not semaphore.acquire(member, cap=cap, lease_seconds=budget, key=key):
+            # Its server is busy with as many probes as it takes: try again soon.
+            run_send(run_id, budget, countdown=random.uniform(0.5, 2.0), server=server)  # noqa: S311
+            return "deferred: server busy"
+        try:
+            return _claim_and_probe(run_id, final_attempt=final_attempt)
+        finally:
+            semaphore.release(member, key=key)
     finally:
         semaphore.release(member)
+
+
+def _claim_and_probe(run_id: int, *, final_attempt: bool) -> str:
+    claim = claim_take(run_id)
+    if claim is None:
+        # Rare path: say why (finished, gone, or held by another worker).
+        run = ProbeRun.objects.filter(pk=run_id).only("state").first()
+        if run is None or run.is_terminal:
+            return "nothing to do"
+        return "claimed elsewhere"
+    return _probe_claimed(claim, final_attempt=final_attempt)
 
 
 # Semaphore lease when the caller does not pass its time limit (direct calls).
@@ -262,6 +325,18 @@ def _probe_claimed(claim: Claim, *, final_attempt: bool) -> str:
     except OutboundRefused as exc:
         run_stop(run_id=run_id, token=token, state=RunState.REFUSED, error=exc.detail)
         return "refused"
+
+    def fail(error: str, exchanges: list[dict[str, Any]], warning: str = "") -> None:
+        # Failed runs keep the requests they sent: a hung one explains the failure.
+        run_stop(
+            run_id=run_id,
+            token=token,
+            state=RunState.FAILED,
+            error=error,
+            exchanges=exchanges,
+            warning=warning,
+        )
+
     client = chat.http_client(target) if target else _NullClient()
     with client:
         session = algorithm.ProbeSession(
@@ -275,15 +350,17 @@ def _probe_claimed(claim: Claim, *, final_attempt: bool) -> str:
         try:
             outcome = algorithm.probe(session)
         except SoftTimeLimitExceeded:
-            error = "The probe ran past its time limit."
-            run_stop(run_id=run_id, token=token, state=RunState.FAILED, error=error)
+            fail("The probe ran past its time limit.", session.exchanges)
             return "failed: time limit"
         except chat.Unreachable as exc:
             if not final_attempt:
                 claim_release(claim)
                 raise
-            run_stop(run_id=run_id, token=token, state=RunState.FAILED, error=str(exc))
+            fail(str(exc), session.exchanges, session.server_model_warning())
             return "failed: unreachable"
+    if outcome.failure:
+        fail(outcome.failure, outcome.exchanges, outcome.warning)
+        return "failed: no answer"
     finished = run_finish(run_id=run_id, token=token, outcome=outcome, claim=claim)
     return outcome.verdict if finished else "claim lost"
 
@@ -296,6 +373,11 @@ class _NullClient:
         return None
 
 
+def _waiting_for_its_server(run: ProbeRun) -> bool:
+    limit = server_limit(run.endpoint)
+    return limit is not None and semaphore.in_flight(limit[0]) >= limit[1]
+
+
 def runs_sweep() -> dict[str, int]:
     """Re-send runs whose worker died (lease over) or whose message was lost."""
     now = timezone.now()
@@ -306,6 +388,8 @@ def runs_sweep() -> dict[str, int]:
     )
     resent = gave_up = 0
     for run in abandoned[:1000]:
+        if run.state == RunState.PENDING and _waiting_for_its_server(run):
+            continue  # its message is alive, deferring while the server is busy
         if run.attempts >= conf.max_attempts():
             error = f"Gave up after {run.attempts} attempts (the worker was lost)."
             gave_up += run_stop(

@@ -56,6 +56,7 @@ def _initial(endpoint: Endpoint) -> dict[str, object]:
         "is_streaming": endpoint.is_streaming,
         "tags": ", ".join(endpoint.tags),
         "trials": endpoint.trials,
+        "max_concurrent_probes": endpoint.max_concurrent_probes,
         "is_enabled": endpoint.is_enabled,
     }
 
