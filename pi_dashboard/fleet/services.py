@@ -120,6 +120,9 @@ def agent_heartbeat(*, agent: Agent, beat: dict[str, Any]) -> Host:
     agent.pi_version = beat.get("pi_version") or ""
     agent.state_dir = beat.get("state_dir") or ""
     agent.lag = beat.get("lag") or {}
+    agent.store = beat.get("store") or {}
+    agent.capabilities = beat.get("capabilities") or {}
+    agent.ingest = beat.get("ingest") or {}
     agent.last_contact_at = now
     agent.save()
     return host

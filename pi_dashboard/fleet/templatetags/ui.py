@@ -32,7 +32,7 @@ VERDICT_LABELS = {
     "none": "none",
     "": "unprobed",
 }
-COMMAND_STATES = {"pending", "delivered", "applied", "failed", "expired"}
+COMMAND_STATES = {"pending", "delivered", "applied", "failed", "expired", "reverted"}
 
 
 def as_datetime(value: Any) -> datetime | None:
