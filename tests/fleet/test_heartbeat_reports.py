@@ -1,4 +1,4 @@
-"""The heartbeat's reports (store, capabilities, ingest) and the agent's host binding."""
+"""The heartbeat's reports (store, capabilities, ingest) and host binding."""
 
 import json
 from typing import Any
