@@ -150,7 +150,9 @@ def agent_rebind(*, agent: Agent, actor: str) -> None:
     was = agent.host
     agent.host = None
     agent.claimed_host_id = ""
-    agent.save(update_fields=["host", "claimed_host_id"])
+    # A reinstalled agent counts its snapshots from 1 again.
+    agent.snapshot_seq = None
+    agent.save(update_fields=["host", "claimed_host_id", "snapshot_seq"])
     audit_log(
         actor=None,
         label=actor,
