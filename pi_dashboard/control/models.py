@@ -116,6 +116,13 @@ class Command(models.Model):
         return timezone.now() - finished < CONFIRMATION_WINDOW
 
     @property
+    def nothing_to_remove_reason(self) -> str:
+        """Why pi removed nothing (its ack said `removed: false`)."""
+        from pi_dashboard.control.describe import nothing_removed_reason
+
+        return nothing_removed_reason(self)
+
+    @property
     def is_settled(self) -> bool:
         """Nothing about this command will change any more: live views stop polling."""
         return self.is_terminal and not self.awaits_confirmation

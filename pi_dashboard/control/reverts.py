@@ -38,7 +38,12 @@ def baseline(
             for rule in (rules if isinstance(rules, list) else [])
             if isinstance(rule, dict) and rule.get("mode") == params["mode"]
         ]
-        return {"rule": same_mode[0] if same_mode else None}
+        stats = profile.get("teachStats")
+        return {
+            "rule": same_mode[0] if same_mode else None,
+            # Read when pi answers removed:false: was it retired as ineffective?
+            "stats": stats.get(params["mode"]) if isinstance(stats, dict) else None,
+        }
     if kind == CommandKind.FORGET_MODE:
         stats = profile.get("teachStats")
         return {"stats": stats.get(params["mode"]) if isinstance(stats, dict) else None}

@@ -101,4 +101,5 @@ class ChangeOut(Schema):
     mode: str
     before: Any
     after: Any
+    command_id: UUID | None = None  # the operator's command, for rule_removed
     recorded_at: datetime
