@@ -4,6 +4,8 @@ import uuid
 
 from django.db import models
 
+from pi_dashboard.fleet import store_report
+
 
 class Host(models.Model):
     """A pi host: the fingerprint id pi keys its store by (CPU slug, cores, GiB).
@@ -67,6 +69,15 @@ class Agent(models.Model):
     @property
     def is_active(self) -> bool:
         return self.revoked_at is None
+
+    @property
+    def store_findings(self) -> list["store_report.Finding"]:
+        """The last heartbeat's store report in words (fleet.store_report)."""
+        machine = self.host.pi_id if self.host is not None else ""
+        return store_report.store_findings(
+            store=self.store if isinstance(self.store, dict) else {},
+            machine_host_id=machine,
+        )
 
 
 class Model(models.Model):

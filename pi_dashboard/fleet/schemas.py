@@ -30,6 +30,10 @@ class AgentOut(Schema):
     last_contact_at: datetime | None
     is_active: bool
     lag: dict[str, Any]
+    # The last heartbeat's reports (heartbeat schema: store, capabilities, ingest).
+    store: dict[str, Any] = {}
+    capabilities: dict[str, Any] = {}
+    ingest: dict[str, Any] = {}
 
 
 class HostOut(Schema):
