@@ -64,6 +64,10 @@ def test_heartbeat_naming_another_host_is_refused_and_audited(
     )
     # Audited once per new claim, not every 30 s.
     assert [e.detail["claimed"] for e in refusals] == [XEON]
+    reader = Client()
+    reader.force_login(operator)
+    shown = reader.get(f"/hosts/{AMD}/").content.decode()
+    assert f'now reports pi host id <code class="break">{XEON}</code>' in shown
 
     # The Xeon's commands stay out of the AMD agent's reach: not pulled, not acked.
     command = control_services.command_create(
