@@ -63,7 +63,7 @@ def nothing_removed_reason(command: Any) -> str:
 
 def _ack_words(d: dict[str, Any]) -> str:
     result = d.get("result") if isinstance(d.get("result"), dict) else {}
-    if result and result.get("removed") is False:
+    if d.get("status") == "applied" and result and result.get("removed") is False:
         return " · ".join(
             str(x) for x in (d.get("status"), "nothing to remove", d.get("detail")) if x
         )
