@@ -200,7 +200,13 @@ def _check_ackable(*, command: Command, status: str) -> None:
         raise CommandExpired(
             f"Command {command.pk} expired at {deadline}; it must not be applied."
         )
-    if command.is_terminal and command.state != status:
+    # A reverted command was applied: the agent repeating its applied ack is harmless.
+    acked = (
+        CommandState.APPLIED
+        if command.state == CommandState.REVERTED
+        else command.state
+    )
+    if command.is_terminal and acked != status:
         raise Conflict(
             f"Command {command.pk} was already acked as {command.state}.",
             code="already_acked",
@@ -292,11 +298,11 @@ def commands_confirm_from_snapshot(
 ) -> int:
     """Mark applied commands whose effect `entry` (a newer snapshot) shows as confirmed.
 
-    Called by snapshot ingest for every host × model it updates. Returns how many.
-    `taken_at` (the entry's `at`, from the host's clock) is only recorded: ingest
-    never passes an entry older than the stored one, and a command was created
-    against the stored one, so the effect cannot show in an older snapshot (probes
-    compare with the verdict on record at creation instead, see effects.baseline).
+    Called by snapshot ingest for every host × model it applies (the agent's newest
+    snapshot, whatever its `at`). Returns how many. `taken_at` (the entry's `at`,
+    from the host's clock) is only recorded: probes compare with the verdict on
+    record at creation instead (effects.baseline). A confirmed effect that a later
+    snapshot undoes is handled by control.reverts.
     """
     applied = Command.objects.select_for_update().filter(
         host=host, model=model, state=CommandState.APPLIED, confirmed_at__isnull=True
