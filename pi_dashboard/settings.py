@@ -50,6 +50,7 @@ INSTALLED_APPS = [
     "pi_dashboard.ingest",
     "pi_dashboard.control",
     "pi_dashboard.probes",
+    "pi_dashboard.front",
 ]
 
 MIDDLEWARE = [
