@@ -47,6 +47,7 @@ INSTALLED_APPS = [
     "django_celery_beat",
     "pi_dashboard.accounts",
     "pi_dashboard.fleet",
+    "pi_dashboard.audit",
     "pi_dashboard.ingest",
     "pi_dashboard.control",
     "pi_dashboard.probes",

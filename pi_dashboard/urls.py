@@ -17,6 +17,7 @@ urlpatterns = [
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("", include("pi_dashboard.front.urls")),
     path("", include("pi_dashboard.control.urls")),
+    path("", include("pi_dashboard.audit.urls")),
     path("", include("pi_dashboard.probes.urls")),
     path("", include("pi_dashboard.accounts.urls")),
 ]

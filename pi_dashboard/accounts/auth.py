@@ -49,8 +49,8 @@ def require_role(request: HttpRequest, needed: Role, *, action: str) -> None:
     """Raise Forbidden (and audit the refusal) unless the caller has `needed`."""
     if has_role(request.user, needed):
         return
-    from pi_dashboard.control.audit import audit_record
-    from pi_dashboard.control.models import AuditOutcome
+    from pi_dashboard.audit.audit import audit_record
+    from pi_dashboard.audit.models import AuditOutcome
 
     audit_record(
         request=request,

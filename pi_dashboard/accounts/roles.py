@@ -43,7 +43,7 @@ def role_required(needed: Role) -> Callable[[AnyView], AnyView]:
             request: HttpRequest, *args: Any, **kwargs: Any
         ) -> HttpResponseBase:
             if not has_role(request.user, needed):
-                from pi_dashboard.control import audit
+                from pi_dashboard.audit import audit
 
                 return audit.refused_response(
                     request, needed=needed, view=view.__name__

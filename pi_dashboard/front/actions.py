@@ -25,7 +25,8 @@ from django.views.decorators.http import require_http_methods
 
 from pi_dashboard.accounts.models import Role
 from pi_dashboard.accounts.roles import role_required
-from pi_dashboard.control import audit, services
+from pi_dashboard.audit import audit
+from pi_dashboard.control import services
 from pi_dashboard.control.models import Command
 from pi_dashboard.fleet.models import HostModel, Model
 from pi_dashboard.front.pages import action_specs as specs

@@ -7,7 +7,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from pi_dashboard.accounts.models import Role
 from pi_dashboard.accounts.roles import has_role, role_required
-from pi_dashboard.control import audit
+from pi_dashboard.audit import audit
 from pi_dashboard.lib.errors import DomainError
 from pi_dashboard.probes import selectors, services
 from pi_dashboard.probes.audit import audited

@@ -1,15 +1,19 @@
-"""The audit log. Every control action, allowed or refused, is written here."""
+"""The audit log. Every control action, allowed or refused, is written here.
+
+`command` is typed as any model: the log sits below control and must not import it.
+"""
 
 import contextlib
 from collections.abc import Iterator
 from typing import Any, cast
 
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser, User
+from django.db import models
 from django.http import HttpRequest, HttpResponse
 from django.template.loader import render_to_string
 
 from pi_dashboard.accounts.models import Role
-from pi_dashboard.control.models import AuditEntry, AuditOutcome, Command
+from pi_dashboard.audit.models import AuditEntry, AuditOutcome
 from pi_dashboard.fleet.models import Host, Model
 from pi_dashboard.lib.errors import DomainError
 
@@ -34,7 +38,7 @@ def audit_record(
     outcome: AuditOutcome,
     host: Host | None = None,
     model: Model | None = None,
-    command: Command | None = None,
+    command: models.Model | None = None,
     detail: dict[str, Any] | None = None,
     label: str | None = None,
 ) -> AuditEntry:
@@ -61,7 +65,7 @@ def audit_log(
     label: str | None = None,
     host: Host | None = None,
     model: Model | None = None,
-    command: Command | None = None,
+    command: models.Model | None = None,
     detail: dict[str, Any] | None = None,
     ip_address: str | None = None,
 ) -> AuditEntry:
@@ -76,7 +80,7 @@ def audit_log(
         outcome=outcome,
         host=host,
         model=model,
-        command=command,
+        command_id=command.pk if command is not None else None,
         detail=detail or {},
         ip_address=ip_address,
     )
