@@ -3,8 +3,6 @@
 from django.conf import settings
 from django.db import models
 
-from pi_dashboard.fleet.models import Host, Model
-
 
 class AuditOutcome(models.TextChoices):
     OK = "ok", "ok"
@@ -23,9 +21,13 @@ class AuditEntry(models.Model):
     actor_label = models.CharField(max_length=200)
     action = models.CharField(max_length=64)
     outcome = models.CharField(max_length=16, choices=AuditOutcome.choices)
-    host = models.ForeignKey(Host, null=True, blank=True, on_delete=models.SET_NULL)
-    model = models.ForeignKey(Model, null=True, blank=True, on_delete=models.SET_NULL)
-    # By name: control writes the audit log, so the log must not import control.
+    # Models by name: every app writes the log, so the log imports none of them.
+    host = models.ForeignKey(
+        "fleet.Host", null=True, blank=True, on_delete=models.SET_NULL
+    )
+    model = models.ForeignKey(
+        "fleet.Model", null=True, blank=True, on_delete=models.SET_NULL
+    )
     command = models.ForeignKey(
         "control.Command",
         null=True,
