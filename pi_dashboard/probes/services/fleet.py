@@ -11,8 +11,9 @@ from django.db import transaction
 from django.db.models import QuerySet
 from django.utils import timezone
 
+from pi_dashboard.celery import app
 from pi_dashboard.lib.errors import DomainError
-from pi_dashboard.probes import conf
+from pi_dashboard.probes import conf, dispatch
 from pi_dashboard.probes.models import (
     TERMINAL_RUN_STATES,
     Drift,
@@ -125,15 +126,12 @@ def fleet_jitter_seconds(
 
 
 def _send(runs: list[ProbeRun], jitter_seconds: float) -> None:
-    from pi_dashboard.celery import app
-    from pi_dashboard.probes.services.runs import run_budget_seconds, run_send
-
     # One broker connection for the whole fan-out (one each costs milliseconds).
     with app.producer_or_acquire() as producer:
         for run in runs:
             countdown = random.uniform(0, jitter_seconds) if jitter_seconds else 0  # noqa: S311
-            budget = run_budget_seconds(run.endpoint)
-            run_send(run.pk, budget, countdown=countdown, producer=producer)
+            budget = dispatch.run_budget_seconds(run.endpoint)
+            dispatch.run_send(run.pk, budget, countdown=countdown, producer=producer)
 
 
 def fleet_complete_if_done(*, fleet_id: int) -> bool:

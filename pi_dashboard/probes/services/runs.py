@@ -23,7 +23,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from pi_dashboard.lib.errors import Conflict
-from pi_dashboard.probes import algorithm, chat, conf, semaphore
+from pi_dashboard.probes import algorithm, chat, conf, dispatch, semaphore
 from pi_dashboard.probes.models import (
     TERMINAL_RUN_STATES,
     Endpoint,
@@ -45,28 +45,9 @@ from pi_dashboard.probes.services.claims import (
 log = logging.getLogger(__name__)
 
 
-def run_budget_seconds(endpoint: Endpoint) -> float:
-    """Longest a probe of `endpoint` can take: 10 completions per trial round."""
-    return 10 * endpoint.trials * endpoint.timeout_seconds + conf.lease_grace_seconds()
-
-
 def run_enqueue(run: ProbeRun, *, countdown: float = 0, producer: Any = None) -> None:
-    run_send(run.pk, run_budget_seconds(run.endpoint), countdown, producer)
-
-
-def run_send(
-    run_id: int, budget: float, countdown: float = 0, producer: Any = None
-) -> None:
-    """Send the probe task; its time limits (and semaphore lease) are the budget."""
-    from pi_dashboard.probes import tasks
-
-    # countdown 0 sends no ETA: the message is not held back by the worker.
-    tasks.probe_run.apply_async(
-        (run_id,),
-        countdown=countdown,
-        soft_time_limit=int(budget),
-        time_limit=int(budget) + 15,
-        producer=producer,
+    dispatch.run_send(
+        run.pk, dispatch.run_budget_seconds(run.endpoint), countdown, producer
     )
 
 
@@ -236,7 +217,7 @@ def probe_run_execute(
     member = str(run_id)
     budget = budget_seconds or DEFAULT_BUDGET_SECONDS
     if not semaphore.acquire(member, cap=conf.max_concurrency(), lease_seconds=budget):
-        run_send(run_id, budget, countdown=random.uniform(0.2, 1.0))  # noqa: S311
+        dispatch.run_send(run_id, budget, countdown=random.uniform(0.2, 1.0))  # noqa: S311
         return "deferred: concurrency cap reached"
     try:
         claim = claim_take(run_id)
