@@ -25,15 +25,10 @@ from pi_dashboard.control.schemas import (
     CommandsOut,
     PullQuery,
 )
-from pi_dashboard.fleet.auth import agent_auth
-from pi_dashboard.fleet.models import Agent
+from pi_dashboard.fleet.auth import AgentRequest, agent_auth
 from pi_dashboard.lib.schemas import ErrorOut
 
 router = Router(tags=["control"])
-
-
-def _agent(request: HttpRequest) -> Agent:
-    return cast(Agent, request.agent)  # type: ignore[attr-defined]
 
 
 def _user(request: HttpRequest) -> User:
@@ -45,9 +40,9 @@ def _user(request: HttpRequest) -> User:
     auth=agent_auth,
     response={200: AgentCommandsOut, 401: ErrorOut, 409: ErrorOut},
 )
-def pull_commands(request: HttpRequest, query: Query[PullQuery]) -> dict[str, Any]:
+def pull_commands(request: AgentRequest, query: Query[PullQuery]) -> dict[str, Any]:
     """Open commands for the agent's host; with `wait`, long-polls up to that long."""
-    commands = services.commands_pull(agent=_agent(request), wait_seconds=query.wait)
+    commands = services.commands_pull(agent=request.agent, wait_seconds=query.wait)
     return {"commands": commands}
 
 
@@ -57,11 +52,11 @@ def pull_commands(request: HttpRequest, query: Query[PullQuery]) -> dict[str, An
     response={200: AckOut, 400: ErrorOut, 401: ErrorOut, 404: ErrorOut, 409: ErrorOut},
 )
 def ack_command(
-    request: HttpRequest, command_id: uuid.UUID, payload: AckIn
+    request: AgentRequest, command_id: uuid.UUID, payload: AckIn
 ) -> dict[str, Any]:
     """Report a command's outcome; 409 when it expired, harmless when repeated."""
     command = services.command_ack(
-        agent=_agent(request),
+        agent=request.agent,
         command_id=command_id,
         status=payload.status,
         result=payload.result,
