@@ -64,6 +64,7 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
+    "pi_dashboard.lib.page_errors.DomainErrorPages",
 ]
 
 ROOT_URLCONF = "pi_dashboard.urls"

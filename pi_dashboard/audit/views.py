@@ -9,15 +9,9 @@ from pi_dashboard.accounts.roles import role_required
 from pi_dashboard.audit import export, selectors
 from pi_dashboard.audit.forms import AuditFilterForm
 from pi_dashboard.lib.errors import DomainError
+from pi_dashboard.lib.htmx import wants_partial
 
 AUDIT_PAGE_SIZE = 50
-
-
-def _wants_partial(request: HttpRequest) -> bool:
-    htmx = getattr(request, "htmx", None)
-    if not htmx:
-        return False
-    return not htmx.boosted
 
 
 @require_GET
@@ -33,7 +27,7 @@ def audit(request: HttpRequest) -> HttpResponse:
         form.add_error("cursor", error.detail)
         page = selectors.audit_page(filters=form.filters(), limit=AUDIT_PAGE_SIZE)
     template = "control/audit_list.html"
-    if _wants_partial(request):
+    if wants_partial(request):
         template += "#audit-table"
     context = {
         "form": form,

@@ -2,7 +2,7 @@
 
 import uuid
 
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
@@ -10,18 +10,9 @@ from pi_dashboard.accounts.models import Role
 from pi_dashboard.accounts.roles import role_required
 from pi_dashboard.control import selectors
 from pi_dashboard.control.forms import CommandFilterForm
-from pi_dashboard.lib.errors import NotFound
+from pi_dashboard.lib.htmx import STOP_POLLING, wants_partial
 
-# htmx stops polling an element whose response has this status (then swaps it in).
-HTMX_STOP_POLLING = 286
 COMMANDS_SHOWN = 100
-
-
-def _wants_partial(request: HttpRequest) -> bool:
-    htmx = getattr(request, "htmx", None)
-    if not htmx:
-        return False
-    return not htmx.boosted
 
 
 @require_GET
@@ -37,7 +28,7 @@ def commands(request: HttpRequest) -> HttpResponse:
         limit=COMMANDS_SHOWN,
     )
     template = "control/command_list.html"
-    if _wants_partial(request):
+    if wants_partial(request):
         template += "#commands-table"
     context = {"form": form, "commands": rows, "limit": COMMANDS_SHOWN}
     return render(request, template, context)
@@ -47,12 +38,9 @@ def commands(request: HttpRequest) -> HttpResponse:
 @role_required(Role.VIEWER)
 def command_status(request: HttpRequest, command_id: uuid.UUID) -> HttpResponse:
     """The live state: a partial for htmx (286 once settled), else the full page."""
-    try:
-        command = selectors.command_get(command_id=command_id)
-    except NotFound as missing:
-        raise Http404(missing.detail) from missing
-    if _wants_partial(request):
-        status = HTMX_STOP_POLLING if command.is_settled else 200
+    command = selectors.command_get(command_id=command_id)
+    if wants_partial(request):
+        status = STOP_POLLING if command.is_settled else 200
         context = {"command": command, "hide_link": "hide_link" in request.GET}
         return render(request, "control/_command_status.html", context, status=status)
     trail = command.audit.select_related("host", "model").order_by("at", "id")

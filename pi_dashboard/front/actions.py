@@ -32,6 +32,7 @@ from pi_dashboard.fleet.models import HostModel, Model
 from pi_dashboard.front.pages import action_specs as specs
 from pi_dashboard.front.pages.detail import hostnames_by_host, hosts_with_rule
 from pi_dashboard.lib.errors import DomainError
+from pi_dashboard.lib.htmx import is_htmx
 
 # Sent with every successful htmx action; the pages' live sections listen for it.
 CHANGED_EVENT = "fleet-changed"
@@ -83,11 +84,11 @@ def run_action(
     try:
         commands = call()
     except DomainError as error:
-        if request.htmx:  # type: ignore[attr-defined]
+        if is_htmx(request):
             return render(request, "fleet/_action_result.html", {"error": error.detail})
         messages.error(request, error.detail)
         return redirect(back)
-    if request.htmx:  # type: ignore[attr-defined]
+    if is_htmx(request):
         response = render(request, "fleet/_action_result.html", {"commands": commands})
         response["HX-Trigger"] = CHANGED_EVENT
         return response

@@ -23,6 +23,7 @@ from pi_dashboard.front.pages.failures import FAILURE_RATE_HELP, Counts, counts_
 from pi_dashboard.front.pages.overview import overview_build
 from pi_dashboard.front.pages.ranges import range_from_request
 from pi_dashboard.ingest.models import Dimension
+from pi_dashboard.lib.htmx import htmx_target, wants_partial
 from pi_dashboard.probes import selectors as probe_selectors
 
 OUTCOME_CHOICES = ["repaired", "bounced", "failed", "rejected"]
@@ -35,21 +36,8 @@ SORT_CHOICES = [
 ]
 
 
-def wants_partial(request: HttpRequest) -> bool:
-    """htmx asks for the page's live part (each page has one named partial)."""
-    htmx = getattr(request, "htmx", None)
-    return htmx is not None and bool(htmx) and not htmx.boosted
-
-
 def partial_name(request: HttpRequest, template: str, partial: str) -> str:
     return f"{template}#{partial}" if wants_partial(request) else template
-
-
-def htmx_target(request: HttpRequest) -> str:
-    """The element id an htmx request will swap ("" for a full page)."""
-    if not wants_partial(request):
-        return ""
-    return str(request.htmx.target or "")  # type: ignore[attr-defined]
 
 
 def base_context(request: HttpRequest) -> dict[str, Any]:
