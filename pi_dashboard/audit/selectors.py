@@ -3,11 +3,10 @@
 from dataclasses import dataclass
 from datetime import datetime
 
-from django.db.models import Q, QuerySet
+from django.db.models import QuerySet
 
 from pi_dashboard.audit.models import AuditEntry
-from pi_dashboard.lib.cursor import cursor_decode, cursor_encode
-from pi_dashboard.lib.errors import DomainError
+from pi_dashboard.lib.cursor import keyset_page
 
 
 @dataclass(frozen=True)
@@ -51,14 +50,10 @@ def audit_page(
     *, filters: AuditFilters, cursor: str = "", limit: int = 100
 ) -> AuditPage:
     """One page of the audit log; pass `next_cursor` back for the next (older) one."""
-    entries = audit_queryset(filters=filters)
-    if cursor:
-        at, entry_id = _cursor_decode(cursor)
-        entries = entries.filter(Q(at__lt=at) | Q(at=at, id__lt=entry_id))
-    rows = list(entries[: limit + 1])
-    last = rows[limit - 1] if len(rows) > limit else None
-    next_cursor = cursor_encode(last.at, last.pk) if last is not None else None
-    return AuditPage(entries=rows[:limit], next_cursor=next_cursor)
+    rows, next_cursor = keyset_page(
+        audit_queryset(filters=filters), cursor=cursor, limit=limit, at_field="at"
+    )
+    return AuditPage(entries=rows, next_cursor=next_cursor)
 
 
 def audit_actions() -> list[str]:
@@ -68,13 +63,3 @@ def audit_actions() -> list[str]:
         .values_list("action", flat=True)
         .distinct()
     )
-
-
-def _cursor_decode(cursor: str) -> tuple[datetime, int]:
-    decoded = cursor_decode(cursor)
-    if decoded is None:
-        raise DomainError(
-            "The cursor is not one this server gave out; start again without it.",
-            code="invalid_cursor",
-        )
-    return decoded
