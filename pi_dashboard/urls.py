@@ -18,6 +18,6 @@ urlpatterns = [
     path("", include("pi_dashboard.front.urls")),
     path("", include("pi_dashboard.control.urls")),
     path("", include("pi_dashboard.audit.urls")),
-    path("", include("pi_dashboard.probes.urls")),
+    path("probes/", include("pi_dashboard.probes.urls")),
     path("", include("pi_dashboard.accounts.urls")),
 ]
