@@ -116,5 +116,43 @@ def refusals_audited(
         raise
 
 
+@contextlib.contextmanager
+def audited(
+    *,
+    actor: Actor,
+    action: str,
+    label: str | None = None,
+    model: models.Model | None = None,
+    ip_address: str | None = None,
+    **detail: Any,
+) -> Iterator[dict[str, Any]]:
+    """Audit the block: ok when it ends, refused (then re-raised) on a DomainError.
+
+    The block may add to the yielded detail (the id of what it created, say). Wrap
+    the service's transaction, not the other way round, so a refusal outlives its
+    rollback.
+    """
+    info: dict[str, Any] = dict(detail)
+    # refusals_audited reads `info` when the error arrives: what the block added is in.
+    with refusals_audited(
+        actor=actor,
+        label=label,
+        action=action,
+        model=model,
+        detail=info,
+        ip_address=ip_address,
+    ):
+        yield info
+    audit_log(
+        actor=actor,
+        label=label,
+        action=action,
+        outcome=AuditOutcome.OK,
+        model=model,
+        detail=info,
+        ip_address=ip_address,
+    )
+
+
 def _pk(row: models.Model | None) -> Any:
     return row.pk if row is not None else None

@@ -22,8 +22,10 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
+from pi_dashboard.audit import audit
 from pi_dashboard.lib.errors import Conflict
 from pi_dashboard.probes import algorithm, chat, conf, dispatch, semaphore
+from pi_dashboard.probes import audit as probes_audit
 from pi_dashboard.probes.models import (
     TERMINAL_RUN_STATES,
     Endpoint,
@@ -51,11 +53,34 @@ def run_enqueue(run: ProbeRun, *, countdown: float = 0, producer: Any = None) ->
     )
 
 
-@transaction.atomic
 def probe_request(
+    *,
+    endpoint: Endpoint,
+    user: User | None,
+    trigger: Trigger,
+    ip_address: str | None = None,
+) -> ProbeRun:
+    """Probe one endpoint now. An unfinished request for it is returned, not doubled.
+
+    Audited as `probes.probe` (refusals too), by `user` or, without one, the system.
+    """
+    with audit.audited(
+        actor=user,
+        action="probes.probe",
+        model=probes_audit.audit_model(endpoint.model_key),
+        ip_address=ip_address,
+        endpoint=endpoint.pk,
+        trigger=str(trigger),
+    ) as info:
+        run = _probe_request(endpoint=endpoint, user=user, trigger=trigger)
+        info["run"] = run.pk
+    return run
+
+
+@transaction.atomic
+def _probe_request(
     *, endpoint: Endpoint, user: User | None, trigger: Trigger
 ) -> ProbeRun:
-    """Probe one endpoint now. An unfinished request for it is returned, not doubled."""
     endpoint = Endpoint.objects.select_for_update().get(pk=endpoint.pk)
     if not endpoint.is_enabled:
         raise Conflict(

@@ -8,6 +8,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from pi_dashboard.accounts.models import Role
 from pi_dashboard.accounts.roles import role_required
+from pi_dashboard.audit import audit
 from pi_dashboard.lib.errors import DomainError
 from pi_dashboard.lib.htmx import STOP_POLLING, is_htmx
 from pi_dashboard.probes import selectors, services
@@ -130,13 +131,12 @@ def endpoint_detail(request: HttpRequest, endpoint_id: int) -> HttpResponse:
 def endpoint_probe(request: HttpRequest, endpoint_id: int) -> HttpResponse:
     endpoint = get_object_or_404(Endpoint, pk=endpoint_id)
     try:
-        with audited(
-            request, "probes.probe", model_key=endpoint.model_key, endpoint=endpoint.pk
-        ) as info:
-            run = services.probe_request(
-                endpoint=endpoint, user=user_of(request), trigger=Trigger.MANUAL
-            )
-            info["run"] = run.pk
+        run = services.probe_request(
+            endpoint=endpoint,
+            user=user_of(request),
+            trigger=Trigger.MANUAL,
+            ip_address=audit.client_ip(request),
+        )
     except DomainError as exc:
         if is_htmx(request):
             body = format_html('<p class="alert alert-error">{}</p>', exc.detail)
