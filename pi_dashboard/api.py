@@ -82,16 +82,20 @@ def api_not_found(
 
 def _register_routers() -> None:
     # Imported here so that each app's router module can import `api` helpers freely.
+    from pi_dashboard.audit.api import router as audit_router
     from pi_dashboard.control.api import router as control_router
     from pi_dashboard.fleet.api import router as fleet_router
     from pi_dashboard.fleet.tokens_api import router as agent_tokens_router
+    from pi_dashboard.ingest.agent_api import router as agent_router
     from pi_dashboard.ingest.api import router as ingest_router
     from pi_dashboard.probes.api import router as probes_router
 
     api.add_router("/", ingest_router)
+    api.add_router("/", agent_router)
     api.add_router("/", fleet_router)
     api.add_router("/", agent_tokens_router)
     api.add_router("/", control_router)
+    api.add_router("/", audit_router)
     api.add_router("/", probes_router)
 
 

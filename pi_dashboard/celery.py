@@ -1,4 +1,9 @@
-"""The Celery app. Tasks live in each app's `tasks.py`; schedules in celery-beat."""
+"""The Celery app. Tasks live in each app's `tasks.py`; schedules in celery-beat.
+
+Every task is `@app.task(name=...)`: this app, not `shared_task`, so enqueueing from
+any process (web, tests, management commands) uses the configured broker, not
+Celery's default; and a fixed name, which beat's stored schedules rely on.
+"""
 
 import os
 

@@ -47,9 +47,11 @@ INSTALLED_APPS = [
     "django_celery_beat",
     "pi_dashboard.accounts",
     "pi_dashboard.fleet",
+    "pi_dashboard.audit",
     "pi_dashboard.ingest",
     "pi_dashboard.control",
     "pi_dashboard.probes",
+    "pi_dashboard.front",
 ]
 
 MIDDLEWARE = [
@@ -62,6 +64,7 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
+    "pi_dashboard.lib.page_errors.DomainErrorPages",
 ]
 
 ROOT_URLCONF = "pi_dashboard.urls"

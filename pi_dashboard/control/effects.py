@@ -1,49 +1,28 @@
 """What a command changes in pi's stored entry, read from the entry itself.
 
 Pure functions over one `hosts[<host>][<model>]` entry of `model-adaptation.json`
-(reference §1.4, §1.5). They decide both whether a command makes sense (is the rule
-there to remove?) and whether a newer snapshot shows that it took effect.
+(reference §1.4, §1.5), read through `fleet/entry.py`. They decide both whether a
+command makes sense (is the rule there to remove?) and whether a newer snapshot
+shows that it took effect.
 """
 
-from datetime import datetime
 from typing import Any
 
 from django.utils.dateparse import parse_datetime
 
 from pi_dashboard.control.models import Command, CommandKind
+from pi_dashboard.fleet import adaptation
+from pi_dashboard.fleet import entry as entry_format
 
-
-def _profile(entry: dict[str, Any]) -> dict[str, Any]:
-    profile = entry.get("profile")
-    return profile if isinstance(profile, dict) else {}
-
-
-def rule_modes(entry: dict[str, Any]) -> list[str]:
-    """Modes of the standing rules in the entry, in stored order."""
-    rules = _profile(entry).get("rules")
-    if not isinstance(rules, list):
-        return []
-    return [r["mode"] for r in rules if isinstance(r, dict) and "mode" in r]
+# The entry's readers, re-exported: control.services checks a command against them.
+rule_modes = entry_format.rule_modes
+teach_modes = entry_format.teach_modes
+probed_at = entry_format.probed_at
 
 
 def has_protocol(entry: dict[str, Any]) -> bool:
     """A calibrated or (legacy) failed text-protocol record is present."""
-    return isinstance(_profile(entry).get("protocol"), dict)
-
-
-def teach_modes(entry: dict[str, Any]) -> list[str]:
-    stats = _profile(entry).get("teachStats")
-    return sorted(stats) if isinstance(stats, dict) else []
-
-
-def probed_at(entry: dict[str, Any]) -> datetime | None:
-    probe = _profile(entry).get("toolProbe")
-    if not isinstance(probe, dict) or not isinstance(probe.get("probedAt"), str):
-        return None
-    try:
-        return parse_datetime(probe["probedAt"])
-    except ValueError:
-        return None
+    return entry_format.protocol(entry) is not None
 
 
 def effect_shown(command: Command, entry: dict[str, Any]) -> bool:
@@ -71,3 +50,28 @@ def baseline(kind: str, entry: dict[str, Any]) -> dict[str, Any]:
         at = probed_at(entry)
         return {"probed_at": at.isoformat() if at is not None else None}
     return {}
+
+
+def nothing_removed_reason(command: Any) -> str:
+    """Why pi answered `removed: false`, from the entry as it was at creation.
+
+    pi's mutation first prunes every expired or ineffective rule of the model, so
+    a rule due for retirement is gone before the removal looks for it.
+    """
+    base = command.baseline if isinstance(command.baseline, dict) else {}
+    rule = base.get("rule")
+    if not isinstance(rule, dict):
+        return "the rule was not there when the agent applied the command."
+    when = command.finished_at or command.created_at
+    if adaptation.rule_is_expired(rule, now=when):
+        return (
+            "pi had already pruned it as expired (not fired for "
+            f"{adaptation.RETIRE_AFTER.days} days)."
+        )
+    stats = base.get("stats")
+    if adaptation.efficacy_retires(stats if isinstance(stats, dict) else None):
+        return (
+            "pi had already pruned it as ineffective (its teach statistics show it "
+            "stopped helping)."
+        )
+    return "it was gone by the time the agent applied the command."

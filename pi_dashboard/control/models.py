@@ -118,7 +118,8 @@ class Command(models.Model):
     @property
     def nothing_to_remove_reason(self) -> str:
         """Why pi removed nothing (its ack said `removed: false`)."""
-        from pi_dashboard.control.describe import nothing_removed_reason
+        # Deferred: effects reads commands, so it imports this module.
+        from pi_dashboard.control.effects import nothing_removed_reason
 
         return nothing_removed_reason(self)
 
@@ -126,49 +127,3 @@ class Command(models.Model):
     def is_settled(self) -> bool:
         """Nothing about this command will change any more: live views stop polling."""
         return self.is_terminal and not self.awaits_confirmation
-
-
-class AuditOutcome(models.TextChoices):
-    OK = "ok", "ok"
-    REFUSED = "refused", "refused"
-    FAILED = "failed", "failed"
-
-
-class AuditEntry(models.Model):
-    """Who did what, to which host and model, when, and how it ended."""
-
-    at = models.DateTimeField(auto_now_add=True)
-    actor = models.ForeignKey(
-        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL
-    )
-    # Username, token name or agent name at the time (kept when the actor is deleted).
-    actor_label = models.CharField(max_length=200)
-    action = models.CharField(max_length=64)
-    outcome = models.CharField(max_length=16, choices=AuditOutcome.choices)
-    host = models.ForeignKey(Host, null=True, blank=True, on_delete=models.SET_NULL)
-    model = models.ForeignKey(Model, null=True, blank=True, on_delete=models.SET_NULL)
-    command = models.ForeignKey(
-        Command, null=True, blank=True, on_delete=models.SET_NULL, related_name="audit"
-    )
-    detail = models.JSONField(default=dict, blank=True)
-    ip_address = models.GenericIPAddressField(null=True, blank=True)
-
-    class Meta:
-        ordering = ["-at", "-id"]
-        indexes = [
-            # Audit page, newest first, filtered by action or outcome.
-            models.Index(fields=["-at"], name="audit_at"),
-            models.Index(fields=["action", "-at"], name="audit_action_at"),
-        ]
-
-    def __str__(self) -> str:
-        return (
-            f"{self.at:%Y-%m-%d %H:%M} {self.actor_label} {self.action} {self.outcome}"
-        )
-
-    @property
-    def summary(self) -> str:
-        """One line for lists: why it was refused, else what was done."""
-        from pi_dashboard.control.describe import audit_summary
-
-        return audit_summary(action=self.action, detail=self.detail)

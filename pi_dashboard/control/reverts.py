@@ -13,9 +13,10 @@ from typing import Any
 from django.db import transaction
 from django.utils import timezone
 
-from pi_dashboard.control import audit, effects
+from pi_dashboard.audit import audit
+from pi_dashboard.audit.models import AuditOutcome
+from pi_dashboard.control import effects
 from pi_dashboard.control.models import (
-    AuditOutcome,
     Command,
     CommandKind,
     CommandState,

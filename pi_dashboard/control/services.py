@@ -17,7 +17,9 @@ from django.contrib.auth.models import User
 from django.db import transaction
 from django.utils import timezone
 
-from pi_dashboard.control import audit, effects, reverts, selectors, wakeup
+from pi_dashboard.audit import audit
+from pi_dashboard.audit.models import AuditOutcome
+from pi_dashboard.control import effects, reverts, selectors, wakeup
 from pi_dashboard.control.lifecycle import (
     command_ack,
     commands_confirm_from_snapshot,
@@ -25,7 +27,6 @@ from pi_dashboard.control.lifecycle import (
     commands_pull,
 )
 from pi_dashboard.control.models import (
-    AuditOutcome,
     Command,
     CommandKind,
     CommandState,

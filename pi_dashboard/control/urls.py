@@ -15,6 +15,4 @@ urlpatterns = [
         views.command_retry,
         name="command_retry",
     ),
-    path("audit/", views.audit, name="audit"),
-    path("audit.csv", views.audit_csv, name="audit_csv"),
 ]

@@ -110,7 +110,7 @@ def run(options: Options) -> int:
     model_server = Child(
         name="scripted model server",
         argv=python_module(
-            "pi_dashboard.probes.scripted_server",
+            "pi_dashboard.demo.scripted_server",
             "--port",
             str(options.model_server_port),
         ),

@@ -1,87 +1,28 @@
-"""Fleet API: agent identity and heartbeat (agent token), operator reads (viewer)."""
+"""Fleet API: operator reads (viewer). The agent's calls: ingest/agent_api.py."""
 
 from typing import Any
 
-from django.conf import settings
 from django.http import HttpRequest
 from django.utils import timezone
 from ninja import Field, Query, Router, Schema
 
 from pi_dashboard.accounts.auth import operator_auth, require_role
 from pi_dashboard.accounts.models import Role
-from pi_dashboard.fleet import selectors, services
-from pi_dashboard.fleet.auth import agent_auth
-from pi_dashboard.fleet.models import Agent, Host, HostModel, Model
+from pi_dashboard.fleet import selectors
+from pi_dashboard.fleet.models import Host, HostModel, Model
 from pi_dashboard.fleet.schemas import (
     ChangeOut,
-    HeartbeatOut,
     HostDetailOut,
     HostModelStateOut,
     HostOut,
     ModelDetailOut,
     ModelOut,
-    WhoamiOut,
 )
-from pi_dashboard.ingest import contracts, lines
-from pi_dashboard.lib import jsonsafe
-from pi_dashboard.lib.errors import DomainError
 from pi_dashboard.lib.schemas import ErrorOut
 
 router = Router(tags=["fleet"])
 
-AGENT_ERRORS = {400: ErrorOut, 401: ErrorOut, 413: ErrorOut}
 READ_ERRORS = {401: ErrorOut, 403: ErrorOut, 404: ErrorOut}
-
-
-class InvalidHeartbeat(DomainError):
-    code = "invalid_heartbeat"
-
-
-@router.get("/agent/whoami", auth=agent_auth, response={200: WhoamiOut, **AGENT_ERRORS})
-def agent_whoami(request: HttpRequest) -> Any:
-    """Identify the agent that owns this token (checks URL and token)."""
-    agent: Agent = request.agent  # type: ignore[attr-defined]
-    services.agent_contact(agent=agent)
-    return {
-        "agent_id": agent.pk,
-        "name": agent.name,
-        "host": agent.host.pi_id if agent.host is not None else None,
-        "server_time": timezone.now(),
-        "poll_interval": settings.PI_AGENT_POLL_SECONDS,
-    }
-
-
-@router.post(
-    "/agent/heartbeat",
-    auth=agent_auth,
-    response={200: HeartbeatOut, 409: ErrorOut, **AGENT_ERRORS},
-    openapi_extra={
-        "requestBody": {
-            "required": True,
-            "content": {
-                "application/json": {"schema": contracts.schema_document("heartbeat")}
-            },
-        }
-    },
-)
-def agent_heartbeat(request: HttpRequest) -> Any:
-    """Bind the agent to its pi host (409 if bound to another) and record its report."""
-    try:
-        beat, _ = jsonsafe.loads(lines.request_body(request))
-    except jsonsafe.JSONLineError as exc:
-        raise InvalidHeartbeat(f"The heartbeat is not valid JSON: {exc}.") from exc
-    problem = contracts.violation("heartbeat", beat)
-    if problem is not None:
-        raise InvalidHeartbeat(jsonsafe.sanitise_text(f"Invalid heartbeat: {problem}"))
-    host = services.agent_heartbeat(
-        agent=request.agent,  # type: ignore[attr-defined]
-        beat=jsonsafe.sanitise(beat),
-    )
-    return {
-        "server_time": timezone.now(),
-        "poll_interval": settings.PI_AGENT_POLL_SECONDS,
-        "host": host.pi_id,
-    }
 
 
 # --- operator reads -----------------------------------------------------------------

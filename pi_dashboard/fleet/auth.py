@@ -1,6 +1,6 @@
 """API authentication for agents: `Authorization: Bearer pid_ag_…`."""
 
-from typing import Any
+from typing import Any, cast
 
 from django.http import HttpRequest
 from ninja.security import HttpBearer
@@ -9,6 +9,12 @@ from pi_dashboard.fleet.models import Agent
 from pi_dashboard.lib.tokens import token_hash
 
 AGENT_TOKEN_PREFIX = "pid_ag"  # noqa: S105 (a prefix, not a secret)
+
+
+class AgentRequest(HttpRequest):
+    """A request that `agent_auth` let in: it carries the token's agent."""
+
+    agent: Agent
 
 
 class AgentTokenAuth(HttpBearer):
@@ -24,7 +30,7 @@ class AgentTokenAuth(HttpBearer):
         )
         if agent is None:
             return None
-        request.agent = agent  # type: ignore[attr-defined]
+        cast(AgentRequest, request).agent = agent
         return agent
 
 

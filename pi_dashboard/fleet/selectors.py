@@ -7,6 +7,7 @@ from uuid import UUID
 from django.db.models import Count, Prefetch, QuerySet
 
 from pi_dashboard.fleet import adaptation
+from pi_dashboard.fleet import entry as entry_format
 from pi_dashboard.fleet.models import Agent, Change, Host, HostModel, Model
 from pi_dashboard.lib import jsonsafe
 from pi_dashboard.lib.errors import NotFound
@@ -67,17 +68,21 @@ def host_model_entry(host_model: HostModel) -> dict[str, Any]:
 
 def rules_described(entry: dict[str, Any], *, now: datetime) -> list[dict[str, Any]]:
     """Each stored rule with its retirement date and efficacy verdict at `now`."""
-    profile = entry.get("profile", {})
-    stats = profile.get("teachStats", {})
-    return [
-        {
-            **rule,
-            "retires_at": adaptation.rule_retires_at(rule),
-            "is_expired": adaptation.rule_is_expired(rule, now=now),
-            "efficacy": adaptation.rule_efficacy(stats.get(rule["mode"])).verdict,
-        }
-        for rule in profile.get("rules", [])
-    ]
+    stats = entry_format.teach_stats(entry)
+    described = []
+    for rule in entry_format.rules(entry):
+        pi_rule = dict(rule)
+        mode_stats = stats.get(rule["mode"])
+        verdict = adaptation.rule_efficacy(dict(mode_stats) if mode_stats else None)
+        described.append(
+            {
+                **pi_rule,
+                "retires_at": adaptation.rule_retires_at(pi_rule),
+                "is_expired": adaptation.rule_is_expired(pi_rule, now=now),
+                "efficacy": verdict.verdict,
+            }
+        )
+    return described
 
 
 def change_list(*, host_model: HostModel, limit: int) -> list[Change]:

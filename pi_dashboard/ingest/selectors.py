@@ -4,17 +4,12 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from django.db.models import F, Q, QuerySet, Sum
+from django.db.models import F, QuerySet, Sum
 from django.db.models.functions import TruncDay
 
 from pi_dashboard.ingest.models import CorpusRecord, EventRecord, Rollup
 from pi_dashboard.lib import jsonsafe
-from pi_dashboard.lib.cursor import cursor_decode, cursor_encode
-from pi_dashboard.lib.errors import DomainError
-
-
-class BadCursor(DomainError):
-    code = "bad_cursor"
+from pi_dashboard.lib.cursor import keyset_page
 
 
 @dataclass
@@ -29,13 +24,6 @@ class RecordFilters:
     reason: str | None = None
     since: datetime | None = None
     until: datetime | None = None
-
-
-def _cursor_decode(cursor: str) -> tuple[datetime, int]:
-    decoded = cursor_decode(cursor)
-    if decoded is None:
-        raise BadCursor("The cursor is not one this API returned.")
-    return decoded
 
 
 def _filtered(qs: QuerySet[Any], f: RecordFilters) -> QuerySet[Any]:
@@ -59,13 +47,7 @@ def _page(
     qs: QuerySet[Any], *, cursor: str | None, limit: int
 ) -> tuple[list[Any], str | None]:
     """Newest first; the cursor is the (ts, id) of the last row, so pages are stable."""
-    if cursor:
-        ts, pk = _cursor_decode(cursor)
-        qs = qs.filter(Q(ts__lt=ts) | Q(ts=ts, id__lt=pk))
-    rows = list(qs.order_by("-ts", "-id")[: limit + 1])
-    more = len(rows) > limit
-    rows = rows[:limit]
-    return rows, (cursor_encode(rows[-1].ts, rows[-1].pk) if more and rows else None)
+    return keyset_page(qs, cursor=cursor or "", limit=limit, at_field="ts")
 
 
 def event_page(

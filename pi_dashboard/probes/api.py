@@ -12,6 +12,7 @@ from ninja import Query, Router, Schema, Status
 
 from pi_dashboard.accounts.auth import operator_auth, require_role
 from pi_dashboard.accounts.models import Role
+from pi_dashboard.audit import audit
 from pi_dashboard.lib.schemas import ErrorOut
 from pi_dashboard.probes import selectors, services
 from pi_dashboard.probes.audit import audited
@@ -122,12 +123,13 @@ def probe_endpoint(request: HttpRequest, endpoint_id: int) -> Any:
     """Probe the endpoint now; poll the returned run for its verdict (operator)."""
     require_role(request, Role.OPERATOR, action="api:probe_endpoint")
     endpoint = selectors.endpoint_get(endpoint_id=endpoint_id)
-    with audited(
-        request, "probes.probe", model_key=endpoint.model_key, endpoint=endpoint.pk
-    ) as info:
-        user = request.user if isinstance(request.user, User) else None
-        run = services.probe_request(endpoint=endpoint, user=user, trigger=Trigger.API)
-        info["run"] = run.pk
+    user = request.user if isinstance(request.user, User) else None
+    run = services.probe_request(
+        endpoint=endpoint,
+        user=user,
+        trigger=Trigger.API,
+        ip_address=audit.client_ip(request),
+    )
     return Status(202, run_out(run))
 
 

@@ -1,4 +1,9 @@
-"""Audit of probe actions: every one, allowed or refused, lands in the audit log."""
+"""Audit of probe actions: every one, allowed or refused, lands in the audit log.
+
+Starting probes (`probe_request`, `fleet_probe_start`) audits itself in the
+services, whoever starts it (page, API, task, command). The configuration changes
+(endpoints, channels, schedules) are still audited here, around the service call.
+"""
 
 import contextlib
 from collections.abc import Iterator
@@ -6,37 +11,26 @@ from typing import Any
 
 from django.http import HttpRequest
 
-from pi_dashboard.control import audit
-from pi_dashboard.control.models import AuditOutcome
+from pi_dashboard.audit import audit
 from pi_dashboard.fleet.models import Model
+
+
+def audit_model(model_key: str) -> Model | None:
+    """The fleet's model a probe concerns, for the audit entry (None when unknown)."""
+    return Model.objects.filter(key=model_key).first() if model_key else None
 
 
 @contextlib.contextmanager
 def audited(
     request: HttpRequest, action: str, *, model_key: str = "", **detail: Any
 ) -> Iterator[dict[str, Any]]:
-    """Audit the block: ok when it ends, refused (then re-raised) on a DomainError.
-
-    The block may add to the yielded detail (e.g. the id of what it created). Wrap the
-    service call, not the other way round, so a refusal outlives its rollback.
-    """
-    info: dict[str, Any] = dict(detail)
-    model = Model.objects.filter(key=model_key).first() if model_key else None
-    # control.audit writes the refusal; it reads `info` when the error arrives, so
-    # what the block added is in it.
-    with audit.refusals_audited(
+    """Audit the block as done by the request's user (see `audit.audited`)."""
+    with audit.audited(
         actor=getattr(request, "user", None),
         label=audit.actor_label(request),
         action=action,
-        model=model,
-        detail=info,
+        model=audit_model(model_key),
         ip_address=audit.client_ip(request),
-    ):
+        **detail,
+    ) as info:
         yield info
-    audit.audit_record(
-        request=request,
-        action=action,
-        outcome=AuditOutcome.OK,
-        model=model,
-        detail=info,
-    )

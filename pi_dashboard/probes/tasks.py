@@ -1,4 +1,8 @@
-"""Celery tasks of the probes app: thin, take ids, call one service each."""
+"""Celery tasks of the probes app: thin, take ids, call one service each.
+
+Names are explicit and never change: beat's schedules and `probes/dispatch.py` send
+these tasks by name.
+"""
 
 from typing import Any
 
@@ -6,16 +10,15 @@ import httpx
 from celery import Task
 from django.db import close_old_connections
 
-# The project's app, not `shared_task`: enqueueing from any process (web, tests,
-# management commands) then uses the configured broker, not Celery's default.
 from pi_dashboard.celery import app
-from pi_dashboard.probes import services
+from pi_dashboard.probes import dispatch, services
 from pi_dashboard.probes.models import ProbeSchedule, Trigger
 
 PROBE_MAX_RETRIES = 3
 
 
 @app.task(
+    name=dispatch.PROBE_RUN_TASK,
     bind=True,
     acks_late=True,
     reject_on_worker_lost=True,
@@ -43,7 +46,9 @@ def probe_run(self: Task, run_id: int, server: list[Any] | None = None) -> str: 
     )
 
 
-@app.task(bind=True, acks_late=True)
+@app.task(
+    name="pi_dashboard.probes.tasks.fleet_probe_scheduled", bind=True, acks_late=True
+)
 def fleet_probe_scheduled(self: Task, schedule_id: int) -> str:  # type: ignore[type-arg]
     """Fired by celery-beat; the message id makes a redelivered firing a no-op."""
     schedule = ProbeSchedule.objects.filter(pk=schedule_id).first()
@@ -60,11 +65,11 @@ def fleet_probe_scheduled(self: Task, schedule_id: int) -> str:  # type: ignore[
     return f"fleet probe {fleet.pk}: {fleet.endpoint_count} endpoints"
 
 
-@app.task(acks_late=True)
+@app.task(name="pi_dashboard.probes.tasks.runs_sweep", acks_late=True)
 def runs_sweep() -> dict[str, int]:
     return services.runs_sweep()
 
 
-@app.task(acks_late=True)
+@app.task(name=dispatch.DRIFT_NOTIFY_TASK, acks_late=True)
 def drift_notify(drift_id: int) -> dict[str, str]:
     return services.drift_notify(drift_id=drift_id)

@@ -17,7 +17,7 @@ from django.urls import URLPattern, URLResolver, get_resolver
 from pi_dashboard.accounts import services as account_services
 from pi_dashboard.accounts.models import Role
 from pi_dashboard.api import api
-from pi_dashboard.control.models import AuditEntry, AuditOutcome
+from pi_dashboard.audit.models import AuditEntry, AuditOutcome
 from pi_dashboard.probes import services as probe_services
 from tests.conftest import make_user
 
@@ -76,6 +76,7 @@ POST_PAGES: dict[str, Any] = {
     "fleet:action_reset_protocol": Role.OPERATOR,
     "fleet:action_probe": Role.OPERATOR,
     "fleet:action_remove_rule_everywhere": Role.OPERATOR,
+    "control:command_retry": Role.OPERATOR,
     "probes:endpoint_new": Role.OPERATOR,
     "probes:endpoint_edit": Role.OPERATOR,
     "probes:endpoint_delete": Role.OPERATOR,

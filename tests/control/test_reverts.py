@@ -11,8 +11,9 @@ from typing import Any
 import pytest
 from django.test import Client
 
+from pi_dashboard.audit.models import AuditEntry
 from pi_dashboard.control import services
-from pi_dashboard.control.models import AuditEntry, Command
+from pi_dashboard.control.models import Command
 from pi_dashboard.fleet.models import Change, HostModel
 from tests.control.conftest import AMD, GPT
 from tests.ingest.support import AgentClient, fingerprint_of

@@ -6,7 +6,7 @@ import pytest
 from django.test import Client
 
 from pi_dashboard.accounts import services as account_services
-from pi_dashboard.control.models import AuditEntry, AuditOutcome
+from pi_dashboard.audit.models import AuditEntry, AuditOutcome
 from pi_dashboard.fleet.models import Agent
 from tests.fleet.test_agent_tokens import admin_issue, whoami
 

@@ -10,8 +10,8 @@ import pytest
 from django.core.management import call_command
 from django.test import Client
 
+from pi_dashboard.audit.models import AuditEntry, AuditOutcome
 from pi_dashboard.control import services as control_services
-from pi_dashboard.control.models import AuditEntry, AuditOutcome
 from pi_dashboard.fleet.models import Agent, HostModel
 from tests.ingest.support import AgentClient, fingerprint_of
 

@@ -9,9 +9,9 @@ from typing import Any
 import pytest
 from django.test import Client
 
+from pi_dashboard.demo.scripted_server import ScriptedServer
 from pi_dashboard.probes import semaphore, services
 from pi_dashboard.probes.models import Endpoint
-from pi_dashboard.probes.scripted_server import ScriptedServer
 
 API_KEY = "sk-test-0123456789abcdef"
 

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from pi_dashboard.probes import semaphore, services
+from pi_dashboard.probes import dispatch, semaphore, services
 from pi_dashboard.probes.models import ProbeRun, RunState, Trigger
 from tests.probes.conftest import logged_in
 
@@ -55,7 +55,7 @@ def test_endpoints_on_one_server_share_its_semaphore() -> None:
 def test_a_busy_server_defers_the_run_without_claiming_it(make_endpoint: Any) -> None:
     endpoint = make_endpoint("native-correct", max_concurrent_probes=1)
     run = ProbeRun.objects.create(endpoint=endpoint, slot="s", trigger=Trigger.API)
-    key, cap = services.runs.server_limit(endpoint) or ("", 0)
+    key, cap = dispatch.server_limit(endpoint) or ("", 0)
     assert cap == 1
     assert semaphore.acquire("another-run", cap=1, lease_seconds=30, key=key)
     try:

@@ -4,7 +4,7 @@ from typing import Any
 
 import pytest
 
-from pi_dashboard.control.models import AuditEntry, AuditOutcome
+from pi_dashboard.audit.models import AuditEntry, AuditOutcome
 from pi_dashboard.probes import services
 from pi_dashboard.probes.models import (
     Endpoint,
@@ -157,3 +157,12 @@ def test_channel_send_test_button(operator: Any, inbox: Any) -> None:
     )
     assert "sent" in fragment.content.decode()
     assert inbox.received[-1]["body"]["event"] == "probe.test"
+
+
+@pytest.mark.parametrize("htmx", [False, True])
+def test_status_of_an_unknown_run_is_a_404_page(viewer: Any, htmx: bool) -> None:
+    # A run deleted with its endpoint while a page still polls it.
+    headers = {"HX-Request": "true"} if htmx else {}
+    response = logged_in(viewer).get("/probes/runs/987654/status/", headers=headers)
+    assert response.status_code == 404
+    assert "No probe run 987654" in response.content.decode()

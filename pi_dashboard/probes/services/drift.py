@@ -8,7 +8,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from pi_dashboard.lib.errors import DomainError
-from pi_dashboard.probes import crypto, notify
+from pi_dashboard.probes import crypto, dispatch, notify
 from pi_dashboard.probes.models import (
     Drift,
     NotificationChannel,
@@ -57,14 +57,8 @@ def drift_record(
         variant=after[2],
         at=at,
     )
-    transaction.on_commit(lambda: _enqueue_notify(item.pk))
+    transaction.on_commit(lambda: dispatch.drift_notify_send(item.pk))
     return item
-
-
-def _enqueue_notify(drift_id: int) -> None:
-    from pi_dashboard.probes import tasks
-
-    tasks.drift_notify.delay(drift_id)
 
 
 def drift_event(item: Drift) -> dict[str, Any]:

@@ -8,8 +8,8 @@ from django.db import transaction
 
 from pi_dashboard.accounts.models import Role
 from pi_dashboard.accounts.roles import has_role
-from pi_dashboard.control import audit
-from pi_dashboard.control.models import AuditOutcome
+from pi_dashboard.audit import audit
+from pi_dashboard.audit.models import AuditOutcome
 from pi_dashboard.lib.errors import Conflict, DomainError, Forbidden
 from pi_dashboard.probes import chat, conf, crypto, outbound
 from pi_dashboard.probes.models import Endpoint, TokenParam

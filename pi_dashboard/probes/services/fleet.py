@@ -11,8 +11,11 @@ from django.db import transaction
 from django.db.models import QuerySet
 from django.utils import timezone
 
+from pi_dashboard.audit import audit
+from pi_dashboard.audit.models import AuditOutcome
+from pi_dashboard.celery import app
 from pi_dashboard.lib.errors import DomainError
-from pi_dashboard.probes import conf
+from pi_dashboard.probes import conf, dispatch
 from pi_dashboard.probes.models import (
     TERMINAL_RUN_STATES,
     Drift,
@@ -39,7 +42,6 @@ def endpoints_selected(kind: str, value: str) -> QuerySet[Endpoint]:
     raise DomainError(f"Unknown selection {kind!r}.", code="invalid_selection")
 
 
-@transaction.atomic
 def fleet_probe_start(
     *,
     key: str | None,
@@ -49,12 +51,54 @@ def fleet_probe_start(
     schedule: ProbeSchedule | None = None,
     user: User | None = None,
     jitter_seconds: float = 0,
+    ip_address: str | None = None,
 ) -> FleetProbe:
     """Create one run per selected endpoint and send their tasks, spread by jitter.
 
     `key` makes the start idempotent (the beat message id): starting twice with one
-    key returns the first fleet probe and sends nothing more.
+    key returns the first fleet probe and sends nothing more. Audited as
+    `probes.fleet_probe` by `user` or, for a schedule's firing, the system.
     """
+    detail: dict[str, Any] = {"selection": selection_kind, "value": selection_value}
+    if schedule is not None:
+        detail["schedule"] = schedule.pk
+    with audit.refusals_audited(
+        actor=user, action=FLEET_PROBE_ACTION, detail=detail, ip_address=ip_address
+    ):
+        fleet, created = _fleet_probe_start(
+            key=key,
+            trigger=trigger,
+            selection_kind=selection_kind,
+            selection_value=selection_value,
+            schedule=schedule,
+            user=user,
+            jitter_seconds=jitter_seconds,
+        )
+    if created:
+        audit.audit_log(
+            actor=user,
+            action=FLEET_PROBE_ACTION,
+            outcome=AuditOutcome.OK,
+            detail={**detail, "fleet": fleet.pk, "trigger": str(trigger)},
+            ip_address=ip_address,
+        )
+    return fleet
+
+
+FLEET_PROBE_ACTION = "probes.fleet_probe"
+
+
+@transaction.atomic
+def _fleet_probe_start(
+    *,
+    key: str | None,
+    trigger: Trigger,
+    selection_kind: str,
+    selection_value: str,
+    schedule: ProbeSchedule | None,
+    user: User | None,
+    jitter_seconds: float,
+) -> tuple[FleetProbe, bool]:
     fleet, created = FleetProbe.objects.get_or_create(
         key=key or f"manual:{uuid.uuid4().hex}",
         defaults={
@@ -65,7 +109,7 @@ def fleet_probe_start(
         },
     )
     if not created:
-        return fleet
+        return fleet, False
     endpoints = list(endpoints_selected(selection_kind, selection_value))
     runs = ProbeRun.objects.bulk_create(
         ProbeRun(endpoint=e, slot=f"fleet:{fleet.pk}", fleet=fleet, trigger=trigger)
@@ -83,7 +127,7 @@ def fleet_probe_start(
         jitter_seconds, endpoint_count=len(runs), schedule=schedule
     )
     transaction.on_commit(lambda: _send(runs, spread))
-    return fleet
+    return fleet, True
 
 
 # Jitter spreads a fan-out's start so a fleet does not hit its providers at one
@@ -125,24 +169,17 @@ def fleet_jitter_seconds(
 
 
 def _send(runs: list[ProbeRun], jitter_seconds: float) -> None:
-    from pi_dashboard.celery import app
-    from pi_dashboard.probes.services.runs import (
-        run_budget_seconds,
-        run_send,
-        server_limit,
-    )
-
     # One broker connection for the whole fan-out (one each costs milliseconds).
     with app.producer_or_acquire() as producer:
         for run in runs:
             countdown = random.uniform(0, jitter_seconds) if jitter_seconds else 0  # noqa: S311
-            budget = run_budget_seconds(run.endpoint)
-            run_send(
+            budget = dispatch.run_budget_seconds(run.endpoint)
+            dispatch.run_send(
                 run.pk,
                 budget,
                 countdown=countdown,
                 producer=producer,
-                server=server_limit(run.endpoint),
+                server=dispatch.server_limit(run.endpoint),
             )
 
 

@@ -22,8 +22,10 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
+from pi_dashboard.audit import audit
 from pi_dashboard.lib.errors import Conflict
-from pi_dashboard.probes import algorithm, chat, conf, semaphore
+from pi_dashboard.probes import algorithm, chat, conf, dispatch, semaphore
+from pi_dashboard.probes import audit as probes_audit
 from pi_dashboard.probes.models import (
     TERMINAL_RUN_STATES,
     Endpoint,
@@ -45,58 +47,45 @@ from pi_dashboard.probes.services.claims import (
 log = logging.getLogger(__name__)
 
 
-def run_budget_seconds(endpoint: Endpoint) -> float:
-    """Longest a probe of `endpoint` can take: 10 completions per trial round."""
-    return 10 * endpoint.trials * endpoint.timeout_seconds + conf.lease_grace_seconds()
-
-
 def run_enqueue(run: ProbeRun, *, countdown: float = 0, producer: Any = None) -> None:
     endpoint = run.endpoint
-    run_send(
+    dispatch.run_send(
         run.pk,
-        run_budget_seconds(endpoint),
+        dispatch.run_budget_seconds(endpoint),
         countdown,
         producer,
-        server=server_limit(endpoint),
+        server=dispatch.server_limit(endpoint),
     )
 
 
-def server_limit(endpoint: Endpoint) -> tuple[str, int] | None:
-    """(semaphore key, cap) of the endpoint's server, when it sets a limit.
-
-    Sent with the task, so a busy server defers the task before it claims the run
-    (a claim counts an attempt) and without reading the endpoint first.
-    """
-    cap = endpoint.max_concurrent_probes
-    return (semaphore.server_key(endpoint.base_url), cap) if cap else None
-
-
-def run_send(
-    run_id: int,
-    budget: float,
-    countdown: float = 0,
-    producer: Any = None,
+def probe_request(
     *,
-    server: tuple[str, int] | None = None,
-) -> None:
-    """Send the probe task; its time limits (and semaphore lease) are the budget."""
-    from pi_dashboard.probes import tasks
+    endpoint: Endpoint,
+    user: User | None,
+    trigger: Trigger,
+    ip_address: str | None = None,
+) -> ProbeRun:
+    """Probe one endpoint now. An unfinished request for it is returned, not doubled.
 
-    # countdown 0 sends no ETA: the message is not held back by the worker.
-    tasks.probe_run.apply_async(
-        (run_id, list(server) if server else None),
-        countdown=countdown,
-        soft_time_limit=int(budget),
-        time_limit=int(budget) + 15,
-        producer=producer,
-    )
+    Audited as `probes.probe` (refusals too), by `user` or, without one, the system.
+    """
+    with audit.audited(
+        actor=user,
+        action="probes.probe",
+        model=probes_audit.audit_model(endpoint.model_key),
+        ip_address=ip_address,
+        endpoint=endpoint.pk,
+        trigger=str(trigger),
+    ) as info:
+        run = _probe_request(endpoint=endpoint, user=user, trigger=trigger)
+        info["run"] = run.pk
+    return run
 
 
 @transaction.atomic
-def probe_request(
+def _probe_request(
     *, endpoint: Endpoint, user: User | None, trigger: Trigger
 ) -> ProbeRun:
-    """Probe one endpoint now. An unfinished request for it is returned, not doubled."""
     endpoint = Endpoint.objects.select_for_update().get(pk=endpoint.pk)
     if not endpoint.is_enabled:
         raise Conflict(
@@ -285,7 +274,8 @@ def probe_run_execute(
     member = str(run_id)
     budget = budget_seconds or DEFAULT_BUDGET_SECONDS
     if not semaphore.acquire(member, cap=conf.max_concurrency(), lease_seconds=budget):
-        run_send(run_id, budget, countdown=random.uniform(0.2, 1.0), server=server)  # noqa: S311
+        delay = random.uniform(0.2, 1.0)  # noqa: S311
+        dispatch.run_send(run_id, budget, countdown=delay, server=server)
         return "deferred: concurrency cap reached"
     try:
         if server is None:
@@ -293,7 +283,8 @@ def probe_run_execute(
         key, cap = server
         if not semaphore.acquire(member, cap=cap, lease_seconds=budget, key=key):
             # Its server is busy with as many probes as it takes: try again soon.
-            run_send(run_id, budget, countdown=random.uniform(0.5, 2.0), server=server)  # noqa: S311
+            delay = random.uniform(0.5, 2.0)  # noqa: S311
+            dispatch.run_send(run_id, budget, countdown=delay, server=server)
             return "deferred: server busy"
         try:
             return _claim_and_probe(run_id, final_attempt=final_attempt)
@@ -374,7 +365,7 @@ class _NullClient:
 
 
 def _waiting_for_its_server(run: ProbeRun) -> bool:
-    limit = server_limit(run.endpoint)
+    limit = dispatch.server_limit(run.endpoint)
     return limit is not None and semaphore.in_flight(limit[0]) >= limit[1]
 
 

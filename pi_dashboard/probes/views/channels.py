@@ -8,11 +8,12 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from pi_dashboard.accounts.models import Role
 from pi_dashboard.accounts.roles import role_required
 from pi_dashboard.lib.errors import DomainError
+from pi_dashboard.lib.htmx import is_htmx
 from pi_dashboard.probes import selectors, services
 from pi_dashboard.probes.audit import audited
 from pi_dashboard.probes.forms import ChannelForm
 from pi_dashboard.probes.models import NotificationChannel
-from pi_dashboard.probes.views.common import is_htmx, page
+from pi_dashboard.probes.views.common import page
 
 
 @require_GET

@@ -19,7 +19,3 @@ def page(
 ) -> HttpResponse:
     context.setdefault("can_operate", has_role(request.user, Role.OPERATOR))
     return render(request, template, context, status=status)
-
-
-def is_htmx(request: HttpRequest) -> bool:
-    return request.headers.get("HX-Request") == "true"

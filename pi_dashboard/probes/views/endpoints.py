@@ -8,14 +8,14 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from pi_dashboard.accounts.models import Role
 from pi_dashboard.accounts.roles import role_required
+from pi_dashboard.audit import audit
 from pi_dashboard.lib.errors import DomainError, Forbidden
+from pi_dashboard.lib.htmx import STOP_POLLING, is_htmx
 from pi_dashboard.probes import selectors, services
 from pi_dashboard.probes.audit import audited
 from pi_dashboard.probes.forms import EndpointForm
 from pi_dashboard.probes.models import Endpoint, Trigger
-from pi_dashboard.probes.views.common import is_htmx, page, user_of
-
-HTMX_STOP_POLLING = 286
+from pi_dashboard.probes.views.common import page, user_of
 
 
 @require_GET
@@ -135,13 +135,12 @@ def endpoint_detail(request: HttpRequest, endpoint_id: int) -> HttpResponse:
 def endpoint_probe(request: HttpRequest, endpoint_id: int) -> HttpResponse:
     endpoint = get_object_or_404(Endpoint, pk=endpoint_id)
     try:
-        with audited(
-            request, "probes.probe", model_key=endpoint.model_key, endpoint=endpoint.pk
-        ) as info:
-            run = services.probe_request(
-                endpoint=endpoint, user=user_of(request), trigger=Trigger.MANUAL
-            )
-            info["run"] = run.pk
+        run = services.probe_request(
+            endpoint=endpoint,
+            user=user_of(request),
+            trigger=Trigger.MANUAL,
+            ip_address=audit.client_ip(request),
+        )
     except DomainError as exc:
         if is_htmx(request):
             body = format_html('<p class="alert alert-error">{}</p>', exc.detail)
@@ -161,7 +160,7 @@ def run_status(request: HttpRequest, run_id: int) -> HttpResponse:
     run = selectors.run_get(run_id=run_id)
     response = page(request, "probes/_run_status.html", {"run": run})
     if run.is_terminal:
-        response.status_code = HTMX_STOP_POLLING if is_htmx(request) else 200
+        response.status_code = STOP_POLLING if is_htmx(request) else 200
     return response
 
 

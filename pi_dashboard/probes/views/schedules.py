@@ -6,8 +6,8 @@ from django.shortcuts import get_object_or_404, redirect
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from pi_dashboard.accounts.models import Role
-from pi_dashboard.accounts.roles import has_role, role_required
-from pi_dashboard.control import audit
+from pi_dashboard.accounts.roles import has_role, refused_response, role_required
+from pi_dashboard.audit import audit
 from pi_dashboard.lib.errors import DomainError
 from pi_dashboard.probes import selectors, services
 from pi_dashboard.probes.audit import audited
@@ -67,9 +67,7 @@ def schedule_edit(request: HttpRequest, schedule_id: int) -> HttpResponse:
 
 def _save(request: HttpRequest, schedule: ProbeSchedule | None) -> HttpResponse:
     if not has_role(request.user, Role.OPERATOR):
-        return audit.refused_response(
-            request, needed=Role.OPERATOR, view="schedule_save"
-        )
+        return refused_response(request, needed=Role.OPERATOR, view="schedule_save")
     form = ScheduleForm(request.POST)
     if form.is_valid():
         try:
@@ -129,17 +127,16 @@ def fleet_start(request: HttpRequest) -> HttpResponse:
     ).first()
     kind = schedule.selection_kind if schedule else SelectionKind.ALL
     value = schedule.selection_value if schedule else ""
-    with audited(request, "probes.fleet_probe", selection=kind, value=value) as info:
-        fleet = services.fleet_probe_start(
-            key=None,
-            trigger=Trigger.FLEET,
-            selection_kind=kind,
-            selection_value=value,
-            schedule=schedule,
-            user=user_of(request),
-            jitter_seconds=schedule.jitter_seconds if schedule else 0,
-        )
-        info["fleet"] = fleet.pk
+    fleet = services.fleet_probe_start(
+        key=None,
+        trigger=Trigger.FLEET,
+        selection_kind=kind,
+        selection_value=value,
+        schedule=schedule,
+        user=user_of(request),
+        jitter_seconds=schedule.jitter_seconds if schedule else 0,
+        ip_address=audit.client_ip(request),
+    )
     return redirect("probes:fleet", fleet_id=fleet.pk)
 
 

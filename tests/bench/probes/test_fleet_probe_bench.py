@@ -101,7 +101,7 @@ def test_500_endpoints_within_one_and_a_half_times_ideal(
     ]
     # The model server in a process of its own, as a real one would be (it still
     # shares this machine's two cores with everything else measured).
-    server = [sys.executable, "-m", "pi_dashboard.probes.scripted_server"]
+    server = [sys.executable, "-m", "pi_dashboard.demo.scripted_server"]
     server += ["--port", str(port), "--latency", str(LATENCY)]
     logs = [tmp_path / f"w{i}.log" for i in range(WORKERS)]
     try:

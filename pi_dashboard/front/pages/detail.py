@@ -8,8 +8,9 @@ from typing import Any
 from django.db.models import Count, Max, QuerySet
 
 from pi_dashboard.control.models import Command, CommandState
+from pi_dashboard.fleet import entry
 from pi_dashboard.fleet.models import Agent, Host, HostModel, Model
-from pi_dashboard.fleet.pages.failures import Counts, counts_by_cell
+from pi_dashboard.front.pages.failures import Counts, counts_by_cell
 
 OPEN_STATES = (CommandState.PENDING, CommandState.DELIVERED)
 
@@ -23,24 +24,19 @@ class HostModelRow:
 
     @property
     def rule_modes(self) -> list[str]:
-        rules = (self.host_model.entry.get("profile") or {}).get("rules") or []
-        return sorted(str(r.get("mode")) for r in rules if isinstance(r, dict))
+        return sorted(entry.rule_modes(self.host_model.entry))
 
     @property
-    def protocol(self) -> dict[str, Any]:
-        value = (self.host_model.entry.get("profile") or {}).get("protocol")
-        return value if isinstance(value, dict) else {}
+    def protocol(self) -> entry.Protocol:
+        return entry.protocol(self.host_model.entry) or {}
 
     @property
     def protocol_at(self) -> str | None:
-        """When the calibration was made (or, for a failed one, attempted)."""
-        p = self.protocol
-        return p.get("calibratedAt") or p.get("attemptedAt")
+        return entry.protocol_at(self.host_model.entry)
 
     @property
-    def tool_probe(self) -> dict[str, Any]:
-        value = (self.host_model.entry.get("profile") or {}).get("toolProbe")
-        return value if isinstance(value, dict) else {}
+    def tool_probe(self) -> entry.ToolProbe:
+        return entry.tool_probe(self.host_model.entry) or {}
 
 
 def hostnames_by_host(host_ids: list[int]) -> dict[int, list[str]]:

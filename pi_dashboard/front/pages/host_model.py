@@ -3,11 +3,11 @@
 from dataclasses import dataclass
 from typing import Any
 
-from django.db.models import Q, QuerySet
+from django.db.models import QuerySet
 
 from pi_dashboard.fleet.models import Change, ChangeKind, HostModel
 from pi_dashboard.ingest.models import Dimension, EventRecord, Rollup
-from pi_dashboard.lib.cursor import cursor_decode, cursor_encode
+from pi_dashboard.lib.cursor import InvalidCursor, keyset_page
 
 EVENTS_PER_PAGE = 50
 PROBE_HISTORY_KINDS = (
@@ -50,18 +50,17 @@ def events_page(
     for name in ("kind", "outcome", "phase", "failure_code", "tool"):
         if filters.get(name):
             qs = qs.filter(**{name: filters[name]})
-    after = cursor_decode(cursor) if cursor else None
-    if after is not None:
-        ts, pk = after
-        qs = qs.filter(Q(ts__lt=ts) | Q(ts=ts, id__lt=pk))
-    rows = list(qs.order_by("-ts", "-id")[: EVENTS_PER_PAGE + 1])
-    more = len(rows) > EVENTS_PER_PAGE
-    rows = rows[:EVENTS_PER_PAGE]
-    return EventPage(
-        events=rows,
-        next_cursor=cursor_encode(rows[-1].ts, rows[-1].pk) if more else None,
-        bad_cursor=bool(cursor) and after is None,
-    )
+    try:
+        rows, next_cursor = keyset_page(
+            qs, cursor=cursor, limit=EVENTS_PER_PAGE, at_field="ts"
+        )
+    except InvalidCursor:
+        # The page says so and shows the newest events instead.
+        rows, next_cursor = keyset_page(
+            qs, cursor="", limit=EVENTS_PER_PAGE, at_field="ts"
+        )
+        return EventPage(events=rows, next_cursor=next_cursor, bad_cursor=True)
+    return EventPage(events=rows, next_cursor=next_cursor, bad_cursor=False)
 
 
 def event_filter_options(host_model: HostModel) -> dict[str, list[str]]:

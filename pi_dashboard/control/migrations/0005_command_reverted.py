@@ -5,7 +5,7 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("control", "0003_expire_schedule"),
+        ("control", "0004_auditentry_moves_to_audit"),
     ]
 
     operations = [

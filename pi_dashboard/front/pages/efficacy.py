@@ -11,6 +11,7 @@ from datetime import datetime
 from typing import Any
 
 from pi_dashboard.fleet import adaptation
+from pi_dashboard.fleet import entry as entry_format
 
 
 @dataclass(frozen=True)
@@ -24,12 +25,13 @@ class RuleView:
     taught: int | None
     before: int | None
     after: int | None
-    verdict: str  # helping | no-evidence | retire-early | expired
+    # pi's spelling (fleet.adaptation): helping | no_evidence | retire_early; or expired
+    verdict: str
     explanation: str
 
     @property
     def will_retire(self) -> bool:
-        return self.verdict in {"retire-early", "expired"}
+        return self.verdict in {"retire_early", "expired"}
 
 
 def efficacy(stats: dict[str, Any] | None) -> tuple[str, str]:
@@ -37,17 +39,17 @@ def efficacy(stats: dict[str, Any] | None) -> tuple[str, str]:
     judged = adaptation.rule_efficacy(stats)
     before, after = int(judged.before), int(judged.after)
     if not stats:
-        return "no-evidence", "No teach statistics for this mode: pi keeps the rule."
+        return "no_evidence", "No teach statistics for this mode: pi keeps the rule."
     if judged.verdict == "no_evidence":
         need = adaptation.MIN_RECURRENCE_AFTER_FOR_EFFICACY
         return (
-            "no-evidence",
+            "no_evidence",
             f"Recurred {after}× with the rule standing (pi needs at least "
             f"{need} to judge): kept.",
         )
     if judged.verdict == "retire_early":
         return (
-            "retire-early",
+            "retire_early",
             f"Recurred {after}× with the rule vs {before}× without: not helping. "
             "pi retires it early at the next read of this model.",
         )
@@ -59,18 +61,16 @@ def efficacy(stats: dict[str, Any] | None) -> tuple[str, str]:
 
 def rules_view(entry: dict[str, Any], *, now: datetime) -> list[RuleView]:
     """Every stored rule with its age, teach statistics and pi's retirement verdict."""
-    profile = entry.get("profile") or {}
-    stats_by_mode = profile.get("teachStats") or {}
+    stats_by_mode = entry_format.teach_stats(entry)
     views = []
-    for rule in profile.get("rules") or []:
-        if not isinstance(rule, dict):
-            continue
-        mode = str(rule.get("mode", ""))
-        stats = stats_by_mode.get(mode) if isinstance(stats_by_mode, dict) else None
-        recency = adaptation.rule_recency(rule)
-        retires_at = adaptation.rule_retires_at(rule)
-        verdict, text = efficacy(stats if isinstance(stats, dict) else None)
-        if adaptation.rule_is_expired(rule, now=now):
+    for rule in entry_format.rules(entry):
+        mode = str(rule["mode"])
+        stats = stats_by_mode.get(mode)
+        pi_rule = dict(rule)
+        recency = adaptation.rule_recency(pi_rule)
+        retires_at = adaptation.rule_retires_at(pi_rule)
+        verdict, text = efficacy(dict(stats) if stats is not None else None)
+        if adaptation.rule_is_expired(pi_rule, now=now):
             verdict = "expired"
             text = (
                 "Has not fired for 30 days: pi drops it at the next read of this "
@@ -84,11 +84,9 @@ def rules_view(entry: dict[str, Any], *, now: datetime) -> list[RuleView]:
                 last_fired_at=rule.get("lastFiredAt"),
                 recency=recency,
                 retires_at=retires_at,
-                taught=stats.get("taught") if isinstance(stats, dict) else None,
-                before=stats.get("recurrenceBefore")
-                if isinstance(stats, dict)
-                else None,
-                after=stats.get("recurrenceAfter") if isinstance(stats, dict) else None,
+                taught=stats.get("taught") if stats is not None else None,
+                before=stats.get("recurrenceBefore") if stats is not None else None,
+                after=stats.get("recurrenceAfter") if stats is not None else None,
                 verdict=verdict,
                 explanation=text,
             )

@@ -1,6 +1,6 @@
 """A scripted OpenAI-compatible model server, for tests, the benchmark and the demo.
 
-`python -m pi_dashboard.probes.scripted_server --port 8765 [--latency 0.3]`
+`python -m pi_dashboard.demo.scripted_server --port 8765 [--latency 0.3]`
 
 The model id picks the behaviour: `<behaviour>[@<latency ms>][#<anything>]`, e.g.
 `native-correct`, `text-tool-call@300`, `garbage#17`. Behaviours:
@@ -390,9 +390,7 @@ class ScriptedServer(ThreadingHTTPServer):
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(
-        prog="python -m pi_dashboard.probes.scripted_server"
-    )
+    parser = argparse.ArgumentParser(prog="python -m pi_dashboard.demo.scripted_server")
     parser.add_argument("--port", type=int, default=8765)
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--latency", type=float, default=0.0, help="seconds per reply")
