@@ -12,7 +12,14 @@ import pytest
 
 from pi_dashboard.agent.commands import AckOutbox, command_apply
 from pi_dashboard.agent.config import AgentConfig
-from tests.agent.conftest import AMD, APPLE, FAKE_PI, XEON, bucket_text
+from tests.agent.conftest import (
+    AMD,
+    APPLE,
+    FAKE_PI,
+    XEON,
+    bucket_text,
+    move_to_today,
+)
 
 FAKE_PI_COMMAND = f"{shlex.quote(sys.executable)} {shlex.quote(str(FAKE_PI))}"
 
@@ -52,6 +59,7 @@ def rpc_cfg(
 
 
 def test_remove_rule_in_file_mode(file_cfg: AgentConfig, shared_store: Path) -> None:
+    move_to_today(shared_store)
     mode = rules(shared_store)[0]
     ack = command_apply(file_cfg, AMD, command("remove_rule", mode=mode))
     assert ack.status == "applied"

@@ -17,6 +17,7 @@ skips saying why, unless PI_REQUIRE_REALPI=1 (CI), which turns the skip into a f
 """
 
 import contextlib
+import functools
 import hashlib
 import json
 import os
@@ -194,13 +195,13 @@ class RealPi:
         result: dict[str, dict[str, Any]] = self._node_script("load", str(store_file))
         return result
 
-    @property
+    @functools.cached_property
     def host(self) -> dict[str, Any]:
         """This machine's fingerprint as pi computes it (`currentHostFingerprint()`)."""
         result: dict[str, Any] = self._node_script("host")
         return result
 
-    @property
+    @functools.cached_property
     def host_id(self) -> str:
         return str(self.host["id"])
 
