@@ -167,7 +167,7 @@ class Shipper:
             found = self.snapshot.poll()
             if found is not None:
                 data, digest = found
-                self._deliver("snapshot", data)
+                self._deliver("snapshot", data, tag=self._next_snapshot_seq())
                 self.snapshot.commit(digest)
                 self._save()
         finally:
@@ -201,15 +201,22 @@ class Shipper:
 
     # -- delivery -------------------------------------------------------------------
 
-    def _deliver(self, kind: str, body: bytes) -> None:
+    def _next_snapshot_seq(self) -> int:
+        """X-Snapshot-Seq for a new snapshot: persisted before it is sent, so a
+        number is never reused, even after a crash (CONTRACT.md)."""
+        seq = int(self.state.get("snapshot_seq", 0)) + 1
+        self.state.save(snapshot_seq=seq)
+        return seq
+
+    def _deliver(self, kind: str, body: bytes, *, tag: int | None = None) -> None:
         gz = gzip.compress(body, GZIP_LEVEL)
         if self.online and not len(self.spool):
             try:
-                self._send(kind, gz)
+                self._send(kind, gz, tag=tag)
                 return
             except Retryable:
                 pass
-        dropped = self.spool.push(kind, gz)
+        dropped = self.spool.push(kind, gz, tag=tag)
         if dropped:
             self.state.bump("spool_dropped_batches", dropped)
 
@@ -217,19 +224,27 @@ class Shipper:
         sent = 0
         while (item := self.spool.oldest()) is not None:
             try:
-                self._send(item.kind, item.read())
+                self._send(item.kind, item.read(), tag=item.tag)
             except Retryable:
                 return
             self.spool.remove(item)
             sent += 1
         log.info("spool drained: %d batch(es) delivered", sent)
 
-    def _send(self, kind: str, gz: bytes, *, rebound: bool = False) -> None:
+    def _send(
+        self, kind: str, gz: bytes, *, rebound: bool = False, tag: int | None = None
+    ) -> None:
         """POST one batch; raise Retryable if it must wait; drop it if refused."""
         ctype = "application/json" if kind == "snapshot" else "application/x-ndjson"
+        seq = {"X-Snapshot-Seq": str(tag)} if tag is not None else None
         try:
             resp = self.client.request(
-                "POST", INGEST_PATHS[kind], body=gz, content_type=ctype, gzipped=True
+                "POST",
+                INGEST_PATHS[kind],
+                body=gz,
+                content_type=ctype,
+                gzipped=True,
+                extra_headers=seq,
             )
         except ServerUnreachable as exc:
             self._went_offline(exc)
@@ -239,7 +254,7 @@ class Shipper:
                 self.heartbeat()  # the server forgot or never saw our host
                 if not self.online:
                     raise Retryable from None
-                return self._send(kind, gz, rebound=True)
+                return self._send(kind, gz, rebound=True, tag=tag)
             if exc.is_retryable or exc.code == "agent_not_bound":
                 self._went_offline(exc)
                 raise Retryable from None
