@@ -271,3 +271,32 @@ def test_snapshots_carry_a_persisted_sequence_kept_by_re_sends(
     snapshots = [seq for path, seq in stub.seqs if path == "/ingest/snapshot"]
     assert snapshots == ["1", "1", "2", "3"]
     assert all(seq is None for path, seq in stub.seqs if path != "/ingest/snapshot")
+
+
+def test_the_heartbeat_reports_the_store_and_capabilities(
+    serve: Callable[..., Stub],
+    make_config: Callable[..., AgentConfig],
+    amd_state: Path,
+) -> None:
+    stub = serve(ok)
+    store = amd_state / "model-adaptation.json"
+    shipper = shipper_for(make_config(server=stub.url, state_dir=amd_state))
+    shipper.heartbeat()
+    store.write_text('{"version":2,"hosts":{}}')
+    shipper.heartbeat()
+    first, second = (
+        json.loads(lines[0]) for p, lines, _ in stub.received if p == "/agent/heartbeat"
+    )
+    assert first["store"] == {
+        "status": "ok",
+        "reason": "",
+        "host_ids": ["amd-ryzen-9-7950x-16-core-processor-32c-64g"],
+    }
+    assert second["store"]["status"] == "unreadable"
+    assert second["store"]["reason"] == "version is 2, pi reads only 1"
+    assert first["capabilities"] == {
+        "probe": False,
+        "rpc": False,
+        "why": "no pi_command in the agent config: commands edit pi's store file "
+        "and probes cannot run (enroll with --pi-command pi)",
+    }
