@@ -3,6 +3,8 @@
 import json
 from typing import Any
 
+from pi_dashboard.fleet import adaptation
+
 
 def audit_summary(*, action: str, detail: Any) -> str:
     """One line: why it was refused, else what was done."""
@@ -21,6 +23,8 @@ def audit_summary(*, action: str, detail: Any) -> str:
         parts.append(_ack_words(d))
     if action == "command.confirmed":
         parts.append("shown by the next snapshot")
+    if action == "command.retry" and d.get("retry_of"):
+        parts.append(f"a retry of command {d['retry_of']}")
     return " — ".join(p for p in parts if p)
 
 
@@ -32,8 +36,37 @@ def _command_words(d: dict[str, Any]) -> str:
     return str(d["kind"]).replace("_", " ") + (f" {mode}" if mode else "")
 
 
+def nothing_removed_reason(command: Any) -> str:
+    """Why pi answered `removed: false`, from the entry as it was at creation.
+
+    pi's mutation first prunes every expired or ineffective rule of the model, so
+    a rule due for retirement is gone before the removal looks for it.
+    """
+    base = command.baseline if isinstance(command.baseline, dict) else {}
+    rule = base.get("rule")
+    if not isinstance(rule, dict):
+        return "the rule was not there when the agent applied the command."
+    when = command.finished_at or command.created_at
+    if adaptation.rule_is_expired(rule, now=when):
+        return (
+            "pi had already pruned it as expired (not fired for "
+            f"{adaptation.RETIRE_AFTER.days} days)."
+        )
+    stats = base.get("stats")
+    if adaptation.efficacy_retires(stats if isinstance(stats, dict) else None):
+        return (
+            "pi had already pruned it as ineffective (its teach statistics show it "
+            "stopped helping)."
+        )
+    return "it was gone by the time the agent applied the command."
+
+
 def _ack_words(d: dict[str, Any]) -> str:
     result = d.get("result") if isinstance(d.get("result"), dict) else {}
+    if result and result.get("removed") is False:
+        return " · ".join(
+            str(x) for x in (d.get("status"), "nothing to remove", d.get("detail")) if x
+        )
     shown = ", ".join(
         f"{k} {v if isinstance(v, str) else json.dumps(v)}"
         for k, v in (result or {}).items()

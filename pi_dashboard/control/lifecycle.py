@@ -200,7 +200,13 @@ def _check_ackable(*, command: Command, status: str) -> None:
         raise CommandExpired(
             f"Command {command.pk} expired at {deadline}; it must not be applied."
         )
-    if command.is_terminal and command.state != status:
+    # A reverted command was applied: the agent repeating its applied ack is harmless.
+    acked = (
+        CommandState.APPLIED
+        if command.state == CommandState.REVERTED
+        else command.state
+    )
+    if command.is_terminal and acked != status:
         raise Conflict(
             f"Command {command.pk} was already acked as {command.state}.",
             code="already_acked",

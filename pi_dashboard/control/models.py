@@ -23,10 +23,24 @@ class CommandState(models.TextChoices):
     APPLIED = "applied", "applied"
     FAILED = "failed", "failed"
     EXPIRED = "expired", "expired"
+    # Applied and confirmed, then a later snapshot showed its effect undone.
+    REVERTED = "reverted", "reverted"
+
+
+class RevertCause(models.TextChoices):
+    # The rule came back with a new learnedAt or fresh statistics: pi taught it again.
+    RELEARNED = "relearned", "pi learned the rule again"
+    # It came back exactly as it was: an older copy of the file was written back.
+    OVERWRITTEN = "overwritten", "the file was overwritten"
 
 
 TERMINAL_COMMAND_STATES = frozenset(
-    {CommandState.APPLIED, CommandState.FAILED, CommandState.EXPIRED}
+    {
+        CommandState.APPLIED,
+        CommandState.FAILED,
+        CommandState.EXPIRED,
+        CommandState.REVERTED,
+    }
 )
 OPEN_COMMAND_STATES = frozenset({CommandState.PENDING, CommandState.DELIVERED})
 # How long after an applied ack a snapshot is still expected to confirm it; live
@@ -65,6 +79,11 @@ class Command(models.Model):
     baseline = models.JSONField(default=dict, blank=True)
     # Set when a snapshot taken after the command was applied shows its effect.
     confirmed_at = models.DateTimeField(null=True, blank=True)
+    # Set when a later snapshot undid the effect (state reverted), with what undid it.
+    reverted_at = models.DateTimeField(null=True, blank=True)
+    revert_cause = models.CharField(
+        max_length=16, choices=RevertCause.choices, blank=True, default=""
+    )
 
     class Meta:
         ordering = ["-created_at"]
@@ -95,6 +114,13 @@ class Command(models.Model):
             return False
         finished = self.finished_at or self.created_at
         return timezone.now() - finished < CONFIRMATION_WINDOW
+
+    @property
+    def nothing_to_remove_reason(self) -> str:
+        """Why pi removed nothing (its ack said `removed: false`)."""
+        from pi_dashboard.control.describe import nothing_removed_reason
+
+        return nothing_removed_reason(self)
 
     @property
     def is_settled(self) -> bool:

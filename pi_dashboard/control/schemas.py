@@ -76,6 +76,9 @@ class CommandOut(Schema):
     result: dict[str, Any]
     error: str
     confirmed_at: datetime | None
+    # Set when a later snapshot undid the confirmed effect (state reverted).
+    reverted_at: datetime | None = None
+    revert_cause: str = Field("", description="relearned | overwritten | empty")
     created_by: str | None
 
     @staticmethod

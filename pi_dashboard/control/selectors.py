@@ -11,7 +11,10 @@ from pi_dashboard.control.models import (
     OPEN_COMMAND_STATES,
     AuditEntry,
     Command,
+    CommandKind,
+    CommandState,
 )
+from pi_dashboard.fleet.models import Host
 from pi_dashboard.lib.cursor import cursor_decode, cursor_encode
 from pi_dashboard.lib.errors import DomainError, NotFound
 
@@ -55,6 +58,34 @@ def command_open_for_host(*, host_id: int) -> QuerySet[Command]:
         state__in=OPEN_COMMAND_STATES,
         expires_at__gt=timezone.now(),
     ).order_by("created_at")
+
+
+def removals_in_flight(
+    *, host: Host, model_ids: list[int]
+) -> dict[int, dict[str, uuid.UUID]]:
+    """Per model, the modes an operator's remove-rule command is taking away now.
+
+    Delivered or applied and not yet confirmed (the agent may ship the store before
+    its ack), minus those pi answered `removed: false` for: pi had already pruned
+    that rule itself. The history names such a removal with its command.
+    """
+    rows = (
+        Command.objects.filter(
+            host=host,
+            model_id__in=model_ids,
+            kind=CommandKind.REMOVE_RULE,
+            state__in=(CommandState.DELIVERED, CommandState.APPLIED),
+            confirmed_at__isnull=True,
+        )
+        .exclude(result__removed=False)
+        .order_by("created_at")
+        .values_list("model_id", "params", "pk")
+    )
+    found: dict[int, dict[str, uuid.UUID]] = {}
+    for model_id, params, pk in rows:
+        if isinstance(params, dict) and isinstance(params.get("mode"), str):
+            found.setdefault(model_id, {})[params["mode"]] = pk
+    return found
 
 
 @dataclass(frozen=True)

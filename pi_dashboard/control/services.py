@@ -17,16 +17,25 @@ from django.contrib.auth.models import User
 from django.db import transaction
 from django.utils import timezone
 
-from pi_dashboard.control import audit, effects, selectors, wakeup
+from pi_dashboard.control import audit, effects, reverts, selectors, wakeup
 from pi_dashboard.control.lifecycle import (
     command_ack,
     commands_confirm_from_snapshot,
     commands_expire,
     commands_pull,
 )
-from pi_dashboard.control.models import AuditOutcome, Command, CommandKind
+from pi_dashboard.control.models import (
+    AuditOutcome,
+    Command,
+    CommandKind,
+    CommandState,
+)
+from pi_dashboard.control.reverts import commands_revert_from_snapshot
+from pi_dashboard.control.selectors import removals_in_flight
+from pi_dashboard.fleet import services as fleet_services
 from pi_dashboard.fleet.models import Host, HostModel, Model
-from pi_dashboard.lib.errors import DomainError
+from pi_dashboard.lib import retry
+from pi_dashboard.lib.errors import Conflict, DomainError
 
 __all__ = [
     "action_probe_on_host",
@@ -35,9 +44,12 @@ __all__ = [
     "action_reset_protocol",
     "command_ack",
     "command_create",
+    "command_retry",
     "commands_confirm_from_snapshot",
     "commands_expire",
     "commands_pull",
+    "commands_revert_from_snapshot",
+    "removals_in_flight",
 ]
 
 # Parameters each kind takes (all required). The agent contract: protocol.md.
@@ -86,13 +98,16 @@ def command_create(
             raise DomainError(
                 f"No model {model!r} is known to this dashboard.", code="unknown_model"
             )
-        return _command_create(
-            actor=actor,
-            host=host_obj,
-            model=model_obj,
-            kind=kind,
-            params=params,
-            ip_address=ip_address,
+        return retry.retry_on_conflict(
+            partial(
+                _command_create,
+                actor=actor,
+                host=host_obj,
+                model=model_obj,
+                kind=kind,
+                params=params,
+                ip_address=ip_address,
+            )
         )
 
 
@@ -107,8 +122,10 @@ def _command_create(
     ip_address: str | None,
 ) -> Command:
     clean = _clean_params(kind=kind, params=params)
-    # Locking the host × model row serialises concurrent creations, so two clicks
-    # cannot both pass the duplicate check.
+    # The one lock order (fleet.services): the host, then its host × model row. The
+    # latter serialises concurrent creations: two clicks cannot both pass the
+    # duplicate check.
+    fleet_services.host_lock(host_id=host.pk)
     host_model = (
         HostModel.objects.select_for_update().filter(host=host, model=model).first()
     )
@@ -134,7 +151,10 @@ def _command_create(
         params=clean,
         created_by=actor,
         expires_at=timezone.now() + timedelta(seconds=settings.PI_COMMAND_TTL_SECONDS),
-        baseline=effects.baseline(kind, host_model.entry),
+        baseline={
+            **effects.baseline(kind, host_model.entry),
+            **reverts.baseline(kind, clean, host_model.entry),
+        },
     )
     _audit_created(actor=actor, command=command, ip_address=ip_address, dup=False)
     transaction.on_commit(partial(wakeup.notify, host_id=host.pk))
@@ -274,17 +294,9 @@ def _action(
     ip_address: str | None,
 ) -> list[Command]:
     """Create `kinds` in order, all or none; each is audited as a command.create."""
-    with (
-        audit.refusals_audited(
-            actor=actor,
-            action=action,
-            host=host_model.host,
-            model=host_model.model,
-            detail={"kinds": list(kinds), "params": params},
-            ip_address=ip_address,
-        ),
-        transaction.atomic(),
-    ):
+
+    @transaction.atomic
+    def create_all() -> list[Command]:
         return [
             command_create(
                 actor=actor,
@@ -297,38 +309,108 @@ def _action(
             for kind in kinds
         ]
 
+    with audit.refusals_audited(
+        actor=actor,
+        action=action,
+        host=host_model.host,
+        model=host_model.model,
+        detail={"kinds": list(kinds), "params": params},
+        ip_address=ip_address,
+    ):
+        return retry.retry_on_conflict(create_all)
+
 
 def action_remove_rule_everywhere(
     *, actor: User, model: Model, mode: str, ip_address: str | None
 ) -> list[Command]:
     """Remove the `mode` rule on every host of `model` that has it."""
-    with (
-        audit.refusals_audited(
-            actor=actor,
-            action="action.remove_rule_everywhere",
-            model=model,
-            detail={"mode": mode},
-            ip_address=ip_address,
-        ),
-        transaction.atomic(),
+    with audit.refusals_audited(
+        actor=actor,
+        action="action.remove_rule_everywhere",
+        model=model,
+        detail={"mode": mode},
+        ip_address=ip_address,
     ):
-        host_models = list(
-            HostModel.objects.select_related("host", "model")
-            .filter(model=model, entry__profile__rules__contains=[{"mode": mode}])
-            .order_by("host__pi_id")
-        )
-        if not host_models:
-            raise DomainError(
-                f"No host has a {mode} rule for {model.key}.", code="rule_not_present"
-            )
-        return [
-            command_create(
+        return retry.retry_on_conflict(
+            partial(
+                _remove_rule_everywhere,
                 actor=actor,
-                host=hm.host,
                 model=model,
-                kind=CommandKind.REMOVE_RULE,
-                params={"mode": mode},
+                mode=mode,
                 ip_address=ip_address,
             )
-            for hm in host_models
-        ]
+        )
+
+
+@transaction.atomic
+def _remove_rule_everywhere(
+    *, actor: User, model: Model, mode: str, ip_address: str | None
+) -> list[Command]:
+    host_models = list(
+        HostModel.objects.select_related("host", "model")
+        .filter(model=model, entry__profile__rules__contains=[{"mode": mode}])
+        .order_by("host__pi_id")
+    )
+    if not host_models:
+        raise DomainError(
+            f"No host has a {mode} rule for {model.key}.", code="rule_not_present"
+        )
+    # Every host locked up front, ids ascending: the one lock order across hosts.
+    for host_id in sorted(hm.host_id for hm in host_models):
+        fleet_services.host_lock(host_id=host_id)
+    return [
+        command_create(
+            actor=actor,
+            host=hm.host,
+            model=model,
+            kind=CommandKind.REMOVE_RULE,
+            params={"mode": mode},
+            ip_address=ip_address,
+        )
+        for hm in host_models
+    ]
+
+
+# Commands worth doing again: their effect never came, or was undone.
+RETRYABLE_STATES = (CommandState.REVERTED, CommandState.FAILED, CommandState.EXPIRED)
+
+
+def command_retry(*, actor: User, command: Command, ip_address: str | None) -> Command:
+    """Queue the same kind and parameters again, as a new command (audited)."""
+    with audit.refusals_audited(
+        actor=actor,
+        action="command.retry",
+        host=command.host,
+        model=command.model,
+        detail={"kind": command.kind, "params": command.params, "of": str(command.pk)},
+        ip_address=ip_address,
+    ):
+        if command.state not in RETRYABLE_STATES:
+            raise Conflict(
+                f"Command {command.pk} is {command.state}: only a reverted, failed or "
+                "expired command is retried.",
+                code="not_retryable",
+            )
+        again = command_create(
+            actor=actor,
+            host=command.host,
+            model=command.model,
+            kind=command.kind,
+            params=command.params,
+            ip_address=ip_address,
+        )
+        audit.audit_log(
+            actor=actor,
+            action="command.retry",
+            outcome=AuditOutcome.OK,
+            host=command.host,
+            model=command.model,
+            command=again,
+            detail={
+                "kind": command.kind,
+                "params": command.params,
+                "retry_of": str(command.pk),
+            },
+            ip_address=ip_address,
+        )
+        return again

@@ -10,6 +10,11 @@ urlpatterns = [
         views.command_status,
         name="command_status",
     ),
+    path(
+        "commands/<uuid:command_id>/retry/",
+        views.command_retry,
+        name="command_retry",
+    ),
     path("audit/", views.audit, name="audit"),
     path("audit.csv", views.audit_csv, name="audit_csv"),
 ]

@@ -1,14 +1,18 @@
 """Control pages: commands with their live state, and the audit log."""
 
 import uuid
+from typing import cast
 
+from django.contrib import messages
+from django.contrib.auth.models import User
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseBase
-from django.shortcuts import render
-from django.views.decorators.http import require_GET
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_GET, require_POST
 
 from pi_dashboard.accounts.models import Role
 from pi_dashboard.accounts.roles import role_required
-from pi_dashboard.control import export, selectors
+from pi_dashboard.control import audit as control_audit
+from pi_dashboard.control import export, selectors, services
 from pi_dashboard.control.forms import AuditFilterForm, CommandFilterForm
 from pi_dashboard.lib.errors import DomainError, NotFound
 
@@ -62,6 +66,27 @@ def command_status(request: HttpRequest, command_id: uuid.UUID) -> HttpResponse:
         "control/command_detail.html",
         {"command": command, "trail": list(trail)},
     )
+
+
+@require_POST
+@role_required(Role.OPERATOR)
+def command_retry(request: HttpRequest, command_id: uuid.UUID) -> HttpResponse:
+    """Queue a reverted, failed or expired command again; show the new one."""
+    try:
+        command = selectors.command_get(command_id=command_id)
+    except NotFound as missing:
+        raise Http404(missing.detail) from missing
+    try:
+        again = services.command_retry(
+            actor=cast(User, request.user),
+            command=command,
+            ip_address=control_audit.client_ip(request),
+        )
+    except DomainError as error:
+        messages.error(request, error.detail)
+        return redirect("control:command_status", command_id=command.pk)
+    messages.success(request, f"Queued again as command {again.pk}.")
+    return redirect("control:command_status", command_id=again.pk)
 
 
 @require_GET

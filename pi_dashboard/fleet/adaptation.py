@@ -7,6 +7,8 @@ the history and the pages ("will pi retire this rule early?") all call these.
 """
 
 import math
+import uuid
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -312,15 +314,25 @@ class ChangeSpec:
     mode: str = ""
     before: Any = None
     after: Any = None
+    command_id: uuid.UUID | None = None  # the operator's command that made it
 
 
-def entry_changes(old: dict[str, Any] | None, new: dict[str, Any]) -> list[ChangeSpec]:
-    """History rows for going from `old` (None: never seen) to `new`."""
+def entry_changes(
+    old: dict[str, Any] | None,
+    new: dict[str, Any],
+    *,
+    removed_by: Mapping[str, uuid.UUID] | None = None,
+) -> list[ChangeSpec]:
+    """History rows for going from `old` (None: never seen) to `new`.
+
+    `removed_by` maps a mode to the operator's remove-rule command in flight: a rule
+    of that mode gone from `new` is that removal, not pi's own retirement.
+    """
     at = parse_iso(new.get("at")) or EPOCH
     old_profile = old["profile"] if old else {}
     new_profile = new["profile"]
     changes = [ChangeSpec("model_seen", at)] if old is None else []
-    changes += _rule_changes(old_profile, new_profile, at)
+    changes += _rule_changes(old_profile, new_profile, at, removed_by or {})
     changes += _probe_changes(
         old_profile.get("toolProbe"), new_profile.get("toolProbe"), at
     )
@@ -337,7 +349,10 @@ def entry_changes(old: dict[str, Any] | None, new: dict[str, Any]) -> list[Chang
 
 
 def _rule_changes(
-    old: dict[str, Any], new: dict[str, Any], at: datetime
+    old: dict[str, Any],
+    new: dict[str, Any],
+    at: datetime,
+    removed_by: Mapping[str, uuid.UUID],
 ) -> list[ChangeSpec]:
     old_rules = {rule["mode"]: rule for rule in old.get("rules", [])}
     new_rules = {rule["mode"]: rule for rule in new.get("rules", [])}
@@ -355,11 +370,12 @@ def _rule_changes(
     for mode, rule in old_rules.items():
         if mode in new_rules:
             continue
-        changes.append(
-            ChangeSpec(
-                _gone_kind(rule, old, new, at, added and at_cap), at, mode, rule, None
-            )
-        )
+        if mode in removed_by:
+            spec = ChangeSpec("rule_removed", at, mode, rule, None, removed_by[mode])
+        else:
+            kind = _gone_kind(rule, old, new, at, added and at_cap)
+            spec = ChangeSpec(kind, at, mode, rule, None)
+        changes.append(spec)
     return changes
 
 
@@ -370,11 +386,13 @@ def _gone_kind(
     at: datetime,
     capped: bool,
 ) -> str:
-    """Retired (pi's own rules said it was due), evicted by the cap, or removed."""
+    """Retired by pi (expired, or ineffective), evicted by the cap, or removed."""
     mode = rule["mode"]
     stats = (old.get("teachStats", {}).get(mode), new.get("teachStats", {}).get(mode))
-    if rule_is_expired(rule, now=at) or any(efficacy_retires(s) for s in stats):
+    if rule_is_expired(rule, now=at):
         return "rule_retired"
+    if any(efficacy_retires(s) for s in stats):
+        return "rule_ineffective"
     return "rule_evicted" if capped else "rule_removed"
 
 

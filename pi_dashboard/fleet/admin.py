@@ -17,12 +17,32 @@ def _actor(request: HttpRequest) -> str:
 
 @admin.register(Agent)
 class AgentAdmin(admin.ModelAdmin):  # type: ignore[type-arg]
-    list_display = ["name", "token_prefix", "host", "hostname", "last_contact_at"]
+    list_display = [
+        "name",
+        "token_prefix",
+        "host",
+        "claimed_host_id",
+        "hostname",
+        "last_contact_at",
+    ]
     list_filter = ["revoked_at"]
     search_fields = ["name", "hostname", "host__pi_id"]
-    fields = ["name", "token_prefix", "host", "hostname", "agent_version"]
-    readonly_fields = ["token_prefix", "host", "hostname", "agent_version"]
-    actions = ["rotate_tokens", "revoke_tokens"]
+    fields = [
+        "name",
+        "token_prefix",
+        "host",
+        "claimed_host_id",
+        "hostname",
+        "agent_version",
+    ]
+    readonly_fields = [
+        "token_prefix",
+        "host",
+        "claimed_host_id",
+        "hostname",
+        "agent_version",
+    ]
+    actions = ["rotate_tokens", "revoke_tokens", "rebind_hosts"]
 
     def save_model(
         self, request: HttpRequest, obj: Agent, form: Any, change: bool
@@ -53,6 +73,16 @@ class AgentAdmin(admin.ModelAdmin):  # type: ignore[type-arg]
         for agent in queryset:
             services.agent_revoke(agent=agent, actor=_actor(request))
         messages.success(request, f"Revoked {queryset.count()} agent token(s).")
+
+    @admin.action(description="Rebind: accept the host its next heartbeat names")
+    def rebind_hosts(self, request: HttpRequest, queryset: QuerySet[Agent]) -> None:
+        for agent in queryset.select_related("host"):
+            services.agent_rebind(agent=agent, actor=_actor(request))
+        messages.success(
+            request,
+            f"Released {queryset.count()} agent(s): each binds to the pi host its "
+            "next heartbeat names.",
+        )
 
 
 @admin.register(Host)

@@ -54,7 +54,7 @@ def agent_whoami(request: HttpRequest) -> Any:
 @router.post(
     "/agent/heartbeat",
     auth=agent_auth,
-    response={200: HeartbeatOut, **AGENT_ERRORS},
+    response={200: HeartbeatOut, 409: ErrorOut, **AGENT_ERRORS},
     openapi_extra={
         "requestBody": {
             "required": True,
@@ -65,7 +65,7 @@ def agent_whoami(request: HttpRequest) -> Any:
     },
 )
 def agent_heartbeat(request: HttpRequest) -> Any:
-    """Bind the agent to its pi host and record versions and shipping lag."""
+    """Bind the agent to its pi host (409 if bound to another) and record its report."""
     try:
         beat, _ = jsonsafe.loads(lines.request_body(request))
     except jsonsafe.JSONLineError as exc:

@@ -4,6 +4,8 @@ import uuid
 
 from django.db import models
 
+from pi_dashboard.fleet import store_report
+
 
 class Host(models.Model):
     """A pi host: the fingerprint id pi keys its store by (CPU slug, cores, GiB).
@@ -43,6 +45,17 @@ class Agent(models.Model):
     state_dir = models.CharField(max_length=1024, blank=True)
     # Last heartbeat's lag report: bytes and records not yet shipped, spool size.
     lag = models.JSONField(default=dict, blank=True)
+    # Last heartbeat's reports (heartbeat schema): the store as the agent read it
+    # ({status, reason, host_ids}), what it can do ({probe, rpc, why}) and its
+    # cumulative ingest trouble counters ({rejected_lines, quarantined_lines, …}).
+    store = models.JSONField(default=dict, blank=True)
+    capabilities = models.JSONField(default=dict, blank=True)
+    ingest = models.JSONField(default=dict, blank=True)
+    # A pi host id the agent claimed in a refused heartbeat (it is bound to another
+    # one): shown to admins, who may rebind it. Empty when nothing was refused.
+    claimed_host_id = models.CharField(max_length=200, blank=True, default="")
+    # Highest X-Snapshot-Seq applied: a snapshot with a lower one is stale.
+    snapshot_seq = models.BigIntegerField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     last_contact_at = models.DateTimeField(null=True, blank=True)
     revoked_at = models.DateTimeField(null=True, blank=True)
@@ -56,6 +69,15 @@ class Agent(models.Model):
     @property
     def is_active(self) -> bool:
         return self.revoked_at is None
+
+    @property
+    def store_findings(self) -> list["store_report.Finding"]:
+        """The last heartbeat's store report in words (fleet.store_report)."""
+        machine = self.host.pi_id if self.host is not None else ""
+        return store_report.store_findings(
+            store=self.store if isinstance(self.store, dict) else {},
+            machine_host_id=machine,
+        )
 
 
 class Model(models.Model):
@@ -133,8 +155,12 @@ class ChangeKind(models.TextChoices):
     MODEL_SEEN = "model_seen", "model first seen"
     RULE_ADDED = "rule_added", "rule added"
     RULE_REFIRED = "rule_refired", "rule re-fired"
-    RULE_RETIRED = "rule_retired", "rule retired"
-    RULE_REMOVED = "rule_removed", "rule removed"
+    # pi's own retirement at its next read: not fired for 30 days …
+    RULE_RETIRED = "rule_retired", "rule retired by pi (expired)"
+    # … or its teach statistics say it stopped helping.
+    RULE_INEFFECTIVE = "rule_ineffective", "rule retired by pi (ineffective)"
+    # Gone for no reason pi has: an operator's removal (command_id when known).
+    RULE_REMOVED = "rule_removed", "rule removed by an operator"
     # Dropped to make room for a 6th rule (pi keeps the 5 most recent).
     RULE_EVICTED = "rule_evicted", "rule evicted by the cap"
     VERDICT_CHANGED = "verdict_changed", "verdict changed"
@@ -158,6 +184,9 @@ class Change(models.Model):
     mode = models.CharField(max_length=200, blank=True, default="")
     before = models.JSONField(null=True, blank=True)
     after = models.JSONField(null=True, blank=True)
+    # The command that made this change (an operator's rule removal), when known.
+    # A plain id, not a foreign key: fleet sits below control and must not import it.
+    command_id = models.UUIDField(null=True, blank=True)
     recorded_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

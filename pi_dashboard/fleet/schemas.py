@@ -30,6 +30,10 @@ class AgentOut(Schema):
     last_contact_at: datetime | None
     is_active: bool
     lag: dict[str, Any]
+    # The last heartbeat's reports (heartbeat schema: store, capabilities, ingest).
+    store: dict[str, Any] = {}
+    capabilities: dict[str, Any] = {}
+    ingest: dict[str, Any] = {}
 
 
 class HostOut(Schema):
@@ -101,4 +105,5 @@ class ChangeOut(Schema):
     mode: str
     before: Any
     after: Any
+    command_id: UUID | None = None  # the operator's command, for rule_removed
     recorded_at: datetime

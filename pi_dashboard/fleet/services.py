@@ -1,6 +1,8 @@
-"""Writes to the fleet: agent tokens, heartbeats, and adaptation-store snapshots."""
+"""Writes to the fleet: agent tokens, heartbeats, and current state per host × model."""
 
-from dataclasses import dataclass, field
+import uuid
+from collections.abc import Mapping
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -14,19 +16,13 @@ from pi_dashboard.fleet import adaptation
 from pi_dashboard.fleet.adaptation import StoreEntry
 from pi_dashboard.fleet.auth import AGENT_TOKEN_PREFIX
 from pi_dashboard.fleet.models import Agent, Change, Host, HostModel, Model
-from pi_dashboard.ingest.models import Snapshot
 from pi_dashboard.lib import jsonsafe
-from pi_dashboard.lib.errors import DomainError
+from pi_dashboard.lib.errors import Conflict
 from pi_dashboard.lib.isotime import parse_iso
 from pi_dashboard.lib.tokens import token_display_prefix, token_generate, token_hash
 
 MAX_HOST_ID = 200  # Host.pi_id
 MAX_MODEL_KEY = 600  # Model.key
-
-
-class InvalidSnapshot(DomainError):
-    status = 400
-    code = "invalid_store"
 
 
 # --- agents and their tokens --------------------------------------------------------
@@ -95,17 +91,84 @@ def agent_contact(*, agent: Agent) -> None:
         return
     stale = Q(last_contact_at__isnull=True) | Q(last_contact_at__lt=horizon)
     with transaction.atomic():
-        Agent.objects.filter(stale, pk=agent.pk).update(last_contact_at=now)
+        # Host first, then agent: the order the heartbeat and snapshots lock them in.
         if host is not None:
             Host.objects.filter(stale, pk=host.pk).update(last_contact_at=now)
+        Agent.objects.filter(stale, pk=agent.pk).update(last_contact_at=now)
 
 
-@transaction.atomic
+class HostMismatch(Conflict):
+    code = "host_mismatch"
+
+
 def agent_heartbeat(*, agent: Agent, beat: dict[str, Any]) -> Host:
     """Bind the agent to the pi host it runs on and record its report.
 
-    `beat` is a heartbeat body already valid against the `heartbeat` schema.
+    `beat` is a heartbeat body already valid against the `heartbeat` schema. An agent
+    binds at its first heartbeat; one naming another host is refused until an admin
+    rebinds it (`agent_rebind`), so a token can never speak for another host.
     """
+    claimed = beat["host"]["id"]
+    bound = agent.host
+    if bound is None or bound.pi_id == claimed:
+        return _agent_heartbeat(agent=agent, beat=beat)
+    # Refused every time, audited once per new claim: agents beat every 30 s.
+    if agent.claimed_host_id != claimed:
+        Agent.objects.filter(pk=agent.pk).update(claimed_host_id=claimed)
+        audit_log(
+            actor=None,
+            label=f"agent:{agent.name}",
+            action="agent.heartbeat",
+            outcome=AuditOutcome.REFUSED,
+            host=bound,
+            detail={
+                "agent_id": str(agent.pk),
+                "agent": agent.name,
+                "claimed": claimed,
+                "code": HostMismatch.code,
+                "reason": _mismatch_reason(agent, claimed),
+            },
+        )
+    raise HostMismatch(_mismatch_reason(agent, claimed))
+
+
+def _mismatch_reason(agent: Agent, claimed: str) -> str:
+    bound = agent.host.pi_id if agent.host is not None else ""
+    return (
+        f"Agent {agent.name} is bound to pi host {bound}, not {claimed}; an admin "
+        "must rebind it (admin page or `manage.py agent_token rebind`) before it "
+        "may speak for another host."
+    )
+
+
+@transaction.atomic
+def agent_rebind(*, agent: Agent, actor: str) -> None:
+    """Release the agent's host binding: its next heartbeat binds it again.
+
+    For a machine whose pi id changed (a RAM or vCPU change), or a token moved.
+    """
+    was = agent.host
+    agent.host = None
+    agent.claimed_host_id = ""
+    # A reinstalled agent counts its snapshots from 1 again.
+    agent.snapshot_seq = None
+    agent.save(update_fields=["host", "claimed_host_id", "snapshot_seq"])
+    audit_log(
+        actor=None,
+        label=actor,
+        action="agent_token.rebind",
+        outcome=AuditOutcome.OK,
+        host=was,
+        detail={
+            "agent_id": str(agent.pk),
+            "agent": agent.name,
+            "was": was.pi_id if was is not None else None,
+        },
+    )
+
+
+@transaction.atomic
+def _agent_heartbeat(*, agent: Agent, beat: dict[str, Any]) -> Host:
     fingerprint = beat["host"]
     now = timezone.now()
     host, _ = Host.objects.get_or_create(pi_id=fingerprint["id"])
@@ -120,143 +183,78 @@ def agent_heartbeat(*, agent: Agent, beat: dict[str, Any]) -> Host:
     agent.pi_version = beat.get("pi_version") or ""
     agent.state_dir = beat.get("state_dir") or ""
     agent.lag = beat.get("lag") or {}
+    agent.store = beat.get("store") or {}
+    agent.capabilities = beat.get("capabilities") or {}
+    agent.ingest = beat.get("ingest") or {}
+    agent.claimed_host_id = ""
     agent.last_contact_at = now
     agent.save()
     return host
 
 
-# --- snapshots of model-adaptation.json ---------------------------------------------
+# --- current state, one snapshot entry at a time -------------------------------------
+# Snapshot ingest (ingest.snapshots) decides which entries apply and in what order;
+# these functions make one entry current and say what changed. One lock order
+# everywhere: the host row (NO KEY UPDATE, so that inserts referring to it never
+# wait), then its host × model rows by ascending id. Command creation takes the same.
+
+
+def host_lock(*, host_id: int) -> Host:
+    """The host row, locked first in the one lock order."""
+    return Host.objects.select_for_update(no_key=True).get(pk=host_id)
+
+
+def host_models_locked(*, host: Host, model_ids: list[int]) -> dict[int, HostModel]:
+    """The host's current rows for these models, locked by ascending id."""
+    rows = (
+        HostModel.objects.select_for_update()
+        .filter(host=host, model_id__in=model_ids)
+        .order_by("id")
+    )
+    return {row.model_id: row for row in rows}
 
 
 @dataclass
-class SnapshotResult:
-    status: str  # stored | duplicate | stale
-    hosts: int = 0
-    models: int = 0
-    changes: int = 0
-    dropped: list[dict[str, Any]] = field(default_factory=list)
+class EntryApplied:
+    host_model: HostModel
+    previous: dict[str, Any] | None  # the entry it replaced; None when new
+    changes: int
 
 
-def snapshot_ingest(*, agent: Agent, body: bytes) -> SnapshotResult:
-    """Apply a `model-adaptation.json` (every host bucket in it) to current state.
+def host_model_apply(
+    *,
+    host: Host,
+    model: Model,
+    current: HostModel | None,
+    item: StoreEntry,
+    removed_by: Mapping[str, uuid.UUID],
+) -> EntryApplied:
+    """Make `item` the current entry of host × model, with history rows.
 
-    Never rolls back: an entry whose `at` is older than the stored one is ignored, and
-    a snapshot with nothing newer is "stale". Entries pi would drop are reported.
+    The caller holds the locks (host_lock, host_models_locked) and has decided that
+    `item` is the truth, whatever its `at`. `removed_by`: see entry_changes.
     """
-    try:
-        document, is_safe = jsonsafe.loads(body)
-    except jsonsafe.JSONLineError as exc:
-        raise InvalidSnapshot(f"The snapshot is not valid JSON: {exc}.") from exc
-    digest = jsonsafe.content_hash(document)
-    try:
-        parsed = adaptation.store_parse(document)
-    except adaptation.InvalidStore as exc:
-        raise InvalidSnapshot(str(exc)) from exc
-    _drop_unstorable(parsed)
-    original = "" if is_safe else jsonsafe.escaped(document)
-    if not is_safe:
-        document = jsonsafe.sanitise(document)
-    result = _snapshot_apply(agent, parsed, document, digest, original)
-    result.dropped = [
-        {"host": d.host, "model": d.model, "reason": d.reason} for d in parsed.dropped
-    ]
-    return result
-
-
-def _drop_unstorable(parsed: adaptation.ParsedStore) -> None:
-    """Entries whose host id or model key cannot fit our columns are reported."""
-    kept = []
-    for item in parsed.entries:
-        # Ids and keys are columns: a lone surrogate or NUL in them cannot be kept.
-        item.host_id = jsonsafe.sanitise_text(item.host_id)
-        item.key = jsonsafe.sanitise_text(item.key)
-        if len(item.host_id) > MAX_HOST_ID or len(item.key) > MAX_MODEL_KEY:
-            reason = "host id or model key is too long to store"
-            parsed.dropped.append(adaptation.Dropped(item.host_id, item.key, reason))
-        else:
-            kept.append(item)
-    parsed.entries = kept
-
-
-@transaction.atomic
-def _snapshot_apply(
-    agent: Agent,
-    parsed: adaptation.ParsedStore,
-    document: dict[str, Any],
-    digest: bytes,
-    original: str,
-) -> SnapshotResult:
-    models = _models_ensure(sorted({entry.key for entry in parsed.entries}))
-    hosts = _hosts_locked(sorted({entry.host_id for entry in parsed.entries}))
-    result = SnapshotResult(
-        status="stored", hosts=len(hosts), models=len(parsed.entries)
-    )
-    if Snapshot.objects.filter(content_hash=digest).exists():
-        result.status = "duplicate"
-        return result
-    fresh = stale = 0
-    for entry in parsed.entries:
-        outcome = _entry_apply(hosts[entry.host_id], models[entry.key], entry)
-        if outcome is None:
-            stale += 1
-        else:
-            fresh += 1
-            result.changes += outcome
-    if stale and not fresh:
-        result.status = "stale"
-        return result
-    times = [entry.at for entry in parsed.entries if entry.at is not None]
-    Snapshot.objects.create(
-        agent=agent,
-        content_hash=digest,
-        taken_at=max(times, default=None),
-        document=document,
-        original=original,
-    )
-    return result
-
-
-def _hosts_locked(pi_ids: list[str]) -> dict[str, Host]:
-    """Hosts by pi id, created when new, locked in id order (one snapshot at a time)."""
-    Host.objects.bulk_create([Host(pi_id=p) for p in pi_ids], ignore_conflicts=True)
-    locked = Host.objects.select_for_update().filter(pi_id__in=pi_ids).order_by("pi_id")
-    return {host.pi_id: host for host in locked}
-
-
-def _entry_apply(host: Host, model: Model, item: StoreEntry) -> int | None:
-    """Apply one entry; None when it is older than what is stored, else changes made."""
-    current = (
-        HostModel.objects.select_for_update().filter(host=host, model=model).first()
-    )
-    stored_at = current.entry_at if current is not None else None
-    if stored_at is not None and (item.at is None or item.at < stored_at):
-        return None
     _host_update(host, item)
-    count = 0
-    if current is None or _faithful_entry(current) != item.entry:
-        old = _faithful_entry(current) if current is not None else None
-        current = current or HostModel(host=host, model=model)
-        _host_model_fill(current, item)
-        current.save()
-        specs = adaptation.entry_changes(old, item.entry)
-        Change.objects.bulk_create(
-            Change(
-                host_model=current,
-                kind=s.kind,
-                at=s.at,
-                mode=jsonsafe.sanitise_text(s.mode)[:200],
-                before=jsonsafe.sanitise(s.before),
-                after=jsonsafe.sanitise(s.after),
-            )
-            for s in specs
+    previous = _faithful_entry(current) if current is not None else None
+    if current is not None and previous == item.entry:
+        return EntryApplied(current, previous, 0)
+    current = current or HostModel(host=host, model=model)
+    _host_model_fill(current, item)
+    current.save()
+    specs = adaptation.entry_changes(previous, item.entry, removed_by=removed_by)
+    Change.objects.bulk_create(
+        Change(
+            host_model=current,
+            kind=s.kind,
+            at=s.at,
+            mode=jsonsafe.sanitise_text(s.mode)[:200],
+            before=jsonsafe.sanitise(s.before),
+            after=jsonsafe.sanitise(s.after),
+            command_id=s.command_id,
         )
-        count = len(specs)
-    from pi_dashboard.control import services as control_services
-
-    control_services.commands_confirm_from_snapshot(
-        host=host, model=model, entry=item.entry, taken_at=item.at or timezone.now()
+        for s in specs
     )
-    return count
+    return EntryApplied(current, previous, len(specs))
 
 
 def _faithful_entry(host_model: HostModel) -> dict[str, Any]:
@@ -266,7 +264,7 @@ def _faithful_entry(host_model: HostModel) -> dict[str, Any]:
     return entry
 
 
-def _models_ensure(keys: list[str]) -> dict[str, Model]:
+def models_ensure(keys: list[str]) -> dict[str, Model]:
     """Models by key, created when new. Inserted in key order with ON CONFLICT DO
     NOTHING so that concurrent first snapshots cannot deadlock on the unique key."""
     Model.objects.bulk_create(

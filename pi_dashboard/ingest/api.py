@@ -10,12 +10,18 @@ from ninja import Field, Query, Router, Schema
 
 from pi_dashboard.accounts.auth import operator_auth, require_role
 from pi_dashboard.accounts.models import Role
-from pi_dashboard.fleet import services as fleet_services
 from pi_dashboard.fleet.auth import agent_auth
-from pi_dashboard.ingest import contracts, limits, lines, selectors, services
+from pi_dashboard.ingest import (
+    contracts,
+    limits,
+    lines,
+    selectors,
+    services,
+    snapshots,
+)
 from pi_dashboard.ingest.gcpause import gc_paused
 from pi_dashboard.ingest.models import CorpusRecord, Dimension, EventRecord
-from pi_dashboard.lib.errors import NotFound
+from pi_dashboard.lib.errors import DomainError, NotFound
 from pi_dashboard.lib.schemas import ErrorOut
 
 router = Router(tags=["ingest"])
@@ -43,10 +49,35 @@ class DroppedOut(Schema):
 
 class SnapshotOut(Schema):
     status: Literal["stored", "duplicate", "stale"]
-    hosts: int
+    hosts: int = Field(description="1 when the store holds the agent's own host.")
     models: int
     changes: int
+    reverted: int = Field(0, description="Confirmed commands this snapshot undid.")
+    ignored_hosts: int = Field(
+        0, description="Other hosts' buckets: an agent speaks only for its own host."
+    )
     dropped: list[DroppedOut] = []
+
+
+MAX_SEQ = 2**63 - 1  # Snapshot.seq is a bigint
+
+
+class InvalidSeq(DomainError):
+    code = "invalid_seq"
+
+
+def _snapshot_seq(request: HttpRequest) -> int | None:
+    """The agent's X-Snapshot-Seq (its own send order), or None when absent."""
+    raw = request.headers.get("X-Snapshot-Seq")
+    if raw is None:
+        return None
+    text = raw.strip()
+    if not text.isascii() or not text.isdigit() or int(text) > MAX_SEQ:
+        raise InvalidSeq(
+            f"X-Snapshot-Seq must be a whole number from 0 to {MAX_SEQ}, "
+            f"not {raw[:40]!r}."
+        )
+    return int(text)
 
 
 def _overloaded(exc: limits.Overloaded) -> HttpResponse:
@@ -123,21 +154,33 @@ def ingest_stats(request: HttpRequest) -> Any:
     auth=agent_auth,
     response={200: SnapshotOut, **LINE_ERRORS},
     openapi_extra={
+        "parameters": [
+            {
+                "in": "header",
+                "name": "X-Snapshot-Seq",
+                "required": False,
+                "schema": {"type": "integer", "minimum": 0, "maximum": MAX_SEQ},
+                "description": "The agent's send order: +1 per snapshot, kept on "
+                "re-sends. The highest is the host's truth; lower ones are stale.",
+            }
+        ],
         "requestBody": {
             "required": True,
             "content": {"application/json": {"schema": {"type": "object"}}},
             "description": "model-adaptation.json exactly as pi wrote it.",
-        }
+        },
     },
 )
 def ingest_snapshot(request: HttpRequest) -> Any:
-    """Apply a model-adaptation.json snapshot; older entries never roll state back."""
+    """Make the agent's newest snapshot its own host's state (other hosts ignored)."""
+    seq = _snapshot_seq(request)
     try:
         with limits.ingest_slot():
             services.agent_bound_host(request.agent)  # type: ignore[attr-defined]
-            return fleet_services.snapshot_ingest(
+            return snapshots.snapshot_ingest(
                 agent=request.agent,  # type: ignore[attr-defined]
                 body=lines.request_body(request),
+                seq=seq,
             )
     except limits.Overloaded as exc:
         return _overloaded(exc)

@@ -156,6 +156,8 @@ class Snapshot(models.Model):
     # Newest entry `at` in the document: how new the snapshot is, whenever it arrived.
     taken_at = models.DateTimeField(null=True)
     received_at = models.DateTimeField(auto_now_add=True)
+    # The agent's X-Snapshot-Seq (its own send order), when it sent one.
+    seq = models.BigIntegerField(null=True, blank=True)
     document = models.JSONField()
     original = models.TextField(blank=True, default="")
 

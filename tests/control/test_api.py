@@ -35,7 +35,7 @@ def test_operator_token_creates_a_command(api, fleet, op_token):
     assert set(body) == {
         "id", "host", "model", "kind", "params", "state", "created_at",
         "expires_at", "delivered_at", "finished_at", "result", "error",
-        "confirmed_at", "created_by",
+        "confirmed_at", "reverted_at", "revert_cause", "created_by",
     }  # fmt: skip
     assert (body["host"], body["model"], body["state"]) == (AMD, GPT, "pending")
     assert body["created_by"] == "otto-operator"

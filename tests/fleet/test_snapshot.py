@@ -1,4 +1,4 @@
-"""Snapshot ingest: pi's load rules, never rolling back, and the derived history."""
+"""Snapshot ingest: pi's load rules, the agent's send order, the derived history."""
 
 import copy
 import json
@@ -51,7 +51,9 @@ def kinds(**filters: Any) -> list[tuple[str, str]]:
     return [(c.kind, c.mode) for c in rows]
 
 
-def test_older_snapshot_never_rolls_back(agent: AgentClient, viewer: Any) -> None:
+def test_the_agents_newest_snapshot_is_the_truth(
+    agent: AgentClient, viewer: Any
+) -> None:
     new = store(
         entry(
             "2026-08-02T00:00:00.000Z",
@@ -59,17 +61,38 @@ def test_older_snapshot_never_rolls_back(agent: AgentClient, viewer: Any) -> Non
         )
     )
     old = store(entry("2026-07-01T00:00:00.000Z"))
-    assert agent.snapshot(new).json()["status"] == "stored"
-    response = agent.snapshot(old)
-    assert response.status_code == 200
-    assert response.json()["status"] == "stale"
-    assert agent.snapshot(new).json()["status"] == "duplicate"
     reader = Client()
     reader.force_login(viewer)
+
+    def modes() -> list[str]:
+        state = reader.get(f"/api/v1/hosts/{HOST['id']}/models/{KEY}").json()
+        return [r["mode"] for r in state["rules"]]
+
+    assert agent.snapshot(new, seq=1).json()["status"] == "stored"
+    assert modes() == ["numberFromString"]
+    # A restored backup: older `at`, but sent after: it is what the file holds now.
+    assert agent.snapshot(old, seq=3).json()["status"] == "stored"
+    assert modes() == []
+    # A late delivery of an earlier send changes nothing.
+    late = agent.snapshot(new, seq=2)
+    assert late.status_code == 200
+    assert late.json()["status"] == "stale"
+    assert modes() == []
+    assert agent.snapshot(old, seq=3).json()["status"] == "duplicate"
+    # Without a sequence number (an older agent), arrival order decides.
+    assert agent.snapshot(new).json()["status"] == "stored"
+    assert modes() == ["numberFromString"]
     state = reader.get(f"/api/v1/hosts/{HOST['id']}/models/{KEY}").json()
-    assert [r["mode"] for r in state["rules"]] == ["numberFromString"]
     assert state["entry_at"].startswith("2026-08-02")
     assert state["model"] == KEY
+
+
+@pytest.mark.parametrize("seq", ["-1", "1.5", "x", "9223372036854775808", "١"])
+def test_a_bad_sequence_number_is_400(agent: AgentClient, seq: str) -> None:
+    response = agent.snapshot(store(entry("2026-07-01T00:00:00.000Z")), seq=seq)
+    assert response.status_code == 400
+    assert response.json()["code"] == "invalid_seq"
+    assert not HostModel.objects.exists()
 
 
 def test_history_of_rules_probe_and_calibration(agent: AgentClient) -> None:
@@ -137,7 +160,7 @@ def test_history_of_rules_probe_and_calibration(agent: AgentClient) -> None:
         ("rule_refired", "a"),
         ("rule_removed", "b"),
         ("rule_retired", "c"),
-        ("rule_retired", "d"),
+        ("rule_ineffective", "d"),
     } <= changes
     assert {
         ("verdict_changed", ""),
@@ -197,9 +220,9 @@ def test_entries_pi_would_drop_are_reported(agent: AgentClient) -> None:
     reasons = {(d["model"], d["reason"]) for d in result["dropped"]}
     assert ("x/y", "entry.model differs from its key") in reasons
     assert any(m == "p/q" and "differs from the bucket key" in r for m, r in reasons)
-    assert (None, "host bucket is not an object") in {
-        (d["model"], d["reason"]) for d in result["dropped"]
-    }
+    # Another host's bucket, even a broken one, is not this agent's to report.
+    assert result["ignored_hosts"] == 1
+    assert {d["host"] for d in result["dropped"]} == {HOST["id"]}
     assert (KEY, "rules[1] is not a valid rule") in reasons
     assert (KEY, "profile.toolProbe is not valid") in reasons
     hm = HostModel.objects.get()

@@ -63,8 +63,9 @@ class AgentClient:
             **self._headers(**headers),
         )
 
-    def snapshot(self, body: bytes) -> Any:
-        return self.post("snapshot", body, content_type="application/json")
+    def snapshot(self, body: bytes, seq: int | str | None = None) -> Any:
+        order = {} if seq is None else {"HTTP_X_SNAPSHOT_SEQ": str(seq)}
+        return self.post("snapshot", body, content_type="application/json", **order)
 
     def lines(self, path: str, lines: list[bytes]) -> list[Any]:
         """POST lines in batches of 1,000; every response must be 200."""

@@ -237,15 +237,29 @@ def test_fixture_host_reads_back_exactly(
 
 
 def test_shared_store_with_every_host(db: None, pi_fixtures: Path, viewer: Any) -> None:
-    """The top-level store holds all hosts; one snapshot updates each of them."""
-    agent = AgentClient.enroll()
-    first = sorted(p for p in pi_fixtures.iterdir() if p.is_dir())[0]
-    agent.heartbeat(fingerprint_of(first))
-    response = agent.snapshot((pi_fixtures / "model-adaptation.json").read_bytes())
-    assert response.status_code == 200
-    body = response.json()
-    assert body["status"] == "stored"
-    assert body["hosts"] == len(HOSTS)
+    """The top-level store holds all hosts; each agent updates only its own."""
+    shared = (pi_fixtures / "model-adaptation.json").read_bytes()
+    agents = {}
+    for host_id in HOSTS:
+        agent = AgentClient.enroll(f"agent-{host_id}")
+        agent.heartbeat(fingerprint_of(pi_fixtures / host_id))
+        agents[host_id] = agent
+        before = set(
+            Host.objects.filter(host_models__isnull=False).values_list(
+                "pi_id", flat=True
+            )
+        )
+        response = agent.snapshot(shared)
+        assert response.status_code == 200
+        body = response.json()
+        assert body["status"] == "stored"
+        assert (body["hosts"], body["ignored_hosts"]) == (1, len(HOSTS) - 1)
+        after = set(
+            Host.objects.filter(host_models__isnull=False).values_list(
+                "pi_id", flat=True
+            )
+        )
+        assert after - before == {host_id}
     for host_id in HOSTS:
         host = Host.objects.get(pi_id=host_id)
         expected = (pi_fixtures / host_id / "toolhealth.store-only.txt").read_text()
@@ -265,7 +279,7 @@ def test_shared_store_with_every_host(db: None, pi_fixtures: Path, viewer: Any) 
     assert hosts[0]["hostnames"] == ["box"]
     # Each host's own file is the same slice: nothing changes.
     for host_id in HOSTS:
-        again = agent.snapshot(
+        again = agents[host_id].snapshot(
             (pi_fixtures / host_id / "model-adaptation.json").read_bytes()
         )
         assert again.json()["changes"] == 0

@@ -32,7 +32,7 @@ VERDICT_LABELS = {
     "none": "none",
     "": "unprobed",
 }
-COMMAND_STATES = {"pending", "delivered", "applied", "failed", "expired"}
+COMMAND_STATES = {"pending", "delivered", "applied", "failed", "expired", "reverted"}
 
 
 def as_datetime(value: Any) -> datetime | None:
@@ -186,7 +186,14 @@ def state_badge(state: str, confirmed: bool = False) -> SafeString:
 
 @register.simple_tag
 def command_badge(command: Any) -> SafeString:
-    return state_badge(command.state, confirmed=command.confirmed_at is not None)
+    result = command.result if isinstance(command.result, dict) else {}
+    if command.state == "applied" and result.get("removed") is False:
+        return mark_safe(  # noqa: S308 - a constant
+            '<span class="badge badge-neutral" title="pi had nothing to remove">'
+            "nothing to remove</span>"
+        )
+    confirmed = command.state == "applied" and command.confirmed_at is not None
+    return state_badge(command.state, confirmed=confirmed)
 
 
 @register.simple_tag

@@ -1,4 +1,4 @@
-"""Issue, rotate, revoke and list agent tokens: `manage.py agent_token issue NAME`."""
+"""Issue, rotate, revoke, rebind and list agent tokens: `agent_token issue NAME`."""
 
 from argparse import ArgumentParser
 from typing import Any
@@ -46,6 +46,9 @@ class Command(BaseCommand):
         sub.add_parser("revoke", help="stop an agent's token working").add_argument(
             "agent"
         )
+        sub.add_parser(
+            "rebind", help="let the agent bind to the host its next heartbeat names"
+        ).add_argument("agent")
         sub.add_parser("list", help="list agents (never their tokens)")
 
     def handle(self, *args: Any, **options: Any) -> None:
@@ -65,10 +68,20 @@ class Command(BaseCommand):
             agent = agent_find(options["agent"])
             services.agent_revoke(agent=agent, actor=ACTOR)
             self.stdout.write(f"revoked agent {agent.pk} ({agent.name})")
+        elif action == "rebind":
+            agent = agent_find(options["agent"])
+            was = agent.host.pi_id if agent.host else "-"
+            services.agent_rebind(agent=agent, actor=ACTOR)
+            self.stdout.write(
+                f"released agent {agent.pk} ({agent.name}) from host {was}: its next "
+                "heartbeat binds it"
+            )
         else:
             for agent in Agent.objects.select_related("host").order_by("name"):
                 state = "active" if agent.is_active else "revoked"
                 host = agent.host.pi_id if agent.host else "-"
+                if agent.claimed_host_id:
+                    host += f" (claims {agent.claimed_host_id}: rebind?)"
                 seen = (
                     agent.last_contact_at.isoformat() if agent.last_contact_at else "-"
                 )
