@@ -102,6 +102,10 @@ def test_rpc_mode_drives_real_pi_for_each_command(
     probed = loaded(realpi, pi_agent)["scripted/native-correct"]["profile"]
     assert probed["toolProbe"]["status"] == "native"
     assert any(r["path"].endswith("/chat/completions") for r in server.requests)
+    # One its models.json does not know: pi's own refusal, as the ack's reason.
+    ack = command_apply(cfg, me, command("probe", "nope/unknown"))
+    assert ack.status == "failed"
+    assert "Model not found: nope/unknown" in ack.detail
 
 
 def hold_lock(store: Path, seconds: float) -> subprocess.Popen[bytes]:
