@@ -23,7 +23,7 @@ from pi_dashboard.agent.config import (
     default_data_dir,
     discover_state_dir,
 )
-from pi_dashboard.agent.errors import AgentError, ServerError
+from pi_dashboard.agent.errors import AgentError, ConfigError, ServerError
 from pi_dashboard.agent.runner import Agent
 from pi_dashboard.agent.status import status_collect, status_format
 
@@ -80,10 +80,16 @@ def cmd_enroll(args: argparse.Namespace, config_path: Path) -> int:
         client.close()
     if not isinstance(who, dict) or "agent_id" not in who:
         raise AgentError(f"{args.server} answered whoami without an agent_id")
+    state_dir = Path(args.state_dir or discover_state_dir())
+    if not state_dir.is_dir():
+        raise ConfigError(
+            f"pi state dir {state_dir} does not exist; run pi once on this host, or "
+            "pass --state-dir <pi's agentDir>/state (no config was written)"
+        )
     values = {
         "server": args.server.rstrip("/"),
         "token": args.token,
-        "state_dir": str(args.state_dir or discover_state_dir()),
+        "state_dir": str(state_dir),
         "data_dir": str(args.data_dir or default_data_dir(config_path)),
         "pi_command": args.pi_command,
         **DEFAULTS,
@@ -92,8 +98,6 @@ def cmd_enroll(args: argparse.Namespace, config_path: Path) -> int:
     print(
         f"enrolled as agent {who.get('name')} ({who['agent_id']}); config {config_path}"
     )
-    if not Path(values["state_dir"]).is_dir():
-        print(f"warning: pi state dir {values['state_dir']} does not exist yet")
     return 0
 
 
@@ -114,12 +118,15 @@ def cmd_run(config_path: Path) -> int:
     return 0
 
 
-def cmd_once(config_path: Path) -> int:
+def cmd_once(config_path: Path, *, verbose: bool) -> int:
     agent = Agent(config_load(config_path))
     try:
-        agent.once()
+        commands = agent.once()
     finally:
         agent.close()
+    if verbose:
+        print(agent.shipper.shipped_summary())
+        print(f"commands: {commands} carried out and acked")
     return 0
 
 
@@ -147,7 +154,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "run":
             return cmd_run(config_path)
         if args.command == "once":
-            return cmd_once(config_path)
+            return cmd_once(config_path, verbose=args.verbose)
         return cmd_status(args, config_path)
     except AgentError as exc:
         print(f"pi-dashboard-agent: error: {exc}", file=sys.stderr)

@@ -96,9 +96,11 @@ class ApiClient:
         content_type: str | None = None,
         gzipped: bool = False,
         timeout: float | None = None,
+        extra_headers: dict[str, str] | None = None,
     ) -> Response:
         """Send one request; raise a typed error for anything but a 2xx JSON answer."""
         headers = {
+            **(extra_headers or {}),
             "Authorization": f"Bearer {self._token}",
             "Accept": "application/json",
             "User-Agent": f"pi-dashboard-agent/{AGENT_VERSION}",

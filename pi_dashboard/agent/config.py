@@ -23,7 +23,9 @@ DEFAULTS: dict[str, Any] = {
     "long_poll_seconds": 0,
     "spool_max_bytes": 256 * 1024 * 1024,
     "lock_stale_seconds": 10.0,  # proper-lockfile's default `stale`
-    "lock_wait_seconds": 15.0,
+    "lock_wait_seconds": 15.0,  # for commands that do not expire
+    # After taking over a stale lock, re-read the write again this much later.
+    "takeover_recheck_seconds": 2.0,
     "rpc_timeout_seconds": 600.0,
     "http_timeout_seconds": 30.0,
 }

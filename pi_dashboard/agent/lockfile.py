@@ -34,8 +34,10 @@ def lock_path(file: Path) -> Path:
 
 
 class HeldLock:
-    def __init__(self, path: Path, *, update: float) -> None:
+    def __init__(self, path: Path, *, update: float, took_over: bool = False) -> None:
         self.path = path
+        # Taken from a holder presumed dead, who may yet write its older copy back.
+        self.took_over = took_over
         self._update = update
         self._stop = threading.Event()
         self._mark = self._touch()
@@ -74,21 +76,26 @@ class HeldLock:
                 os.rmdir(self.path)
 
 
-def _try_acquire(path: Path, stale: float) -> bool:
+FREE, TAKEN_OVER = "free", "taken over"
+
+
+def _try_acquire(path: Path, stale: float) -> str | None:
+    """FREE or TAKEN_OVER once the lock is ours; None while someone holds it."""
     try:
         os.mkdir(path)
-        return True
+        return FREE
     except FileExistsError:
         pass
     try:
         mtime = os.stat(path).st_mtime
     except FileNotFoundError:
-        return _mkdir(path)  # released meanwhile: no stale check (proper-lockfile)
+        # released meanwhile: no stale check (proper-lockfile)
+        return FREE if _mkdir(path) else None
     if mtime >= time.time() - stale:
-        return False
+        return None
     with contextlib.suppress(FileNotFoundError):
         os.rmdir(path)  # the holder stopped refreshing: presumed dead
-    return _mkdir(path)
+    return TAKEN_OVER if _mkdir(path) else None
 
 
 def _mkdir(path: Path) -> bool:
@@ -106,7 +113,7 @@ def locked(
     path = lock_path(file)
     deadline = time.monotonic() + wait
     delay = 0.05
-    while not _try_acquire(path, stale):
+    while (how := _try_acquire(path, stale)) is None:
         if time.monotonic() >= deadline:
             raise LockTimeout(
                 f"{file.name} is locked by another process ({path} held "
@@ -114,7 +121,7 @@ def locked(
             )
         time.sleep(min(delay, max(0.0, deadline - time.monotonic())))
         delay = min(delay * 2, 1.0)
-    held = HeldLock(path, update=max(1.0, stale / 2))
+    held = HeldLock(path, update=max(1.0, stale / 2), took_over=how == TAKEN_OVER)
     try:
         yield held
     finally:

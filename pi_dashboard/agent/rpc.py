@@ -23,8 +23,18 @@ from pi_dashboard.agent.errors import AgentError
 _ids = itertools.count(1)
 
 
+# pi's answer when its store lock stays held past its own ~3.3 s of retries.
+LOCK_BUSY = "Lock file is already being held"
+
+
 class RpcError(AgentError):
-    pass
+    def __init__(self, message: str, *, pi_error: str | None = None) -> None:
+        super().__init__(message)
+        self.pi_error = pi_error  # pi's own `error`, when pi answered one
+
+    @property
+    def lock_busy(self) -> bool:
+        return LOCK_BUSY in (self.pi_error or "")
 
 
 def rpc_call(
@@ -67,7 +77,8 @@ def rpc_call(
                 f"{command['type']}{': ' + tail if tail else ''}"
             )
     if not response.get("success"):
-        raise RpcError(f"pi {command['type']} failed: {response.get('error')}")
+        error = str(response.get("error"))
+        raise RpcError(f"pi {command['type']} failed: {error}", pi_error=error)
     return response.get("data")
 
 

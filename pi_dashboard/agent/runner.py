@@ -150,8 +150,9 @@ class Agent:
             self.state.contact.failed("shipping pass failed (see the agent's log)")
             stop.wait(RETRY_AFTER_CRASH)
 
-    def once(self) -> None:
-        """Heartbeat, ship everything pending, apply pending commands; then return."""
+    def once(self) -> int:
+        """Heartbeat, ship everything pending, apply pending commands; return how
+        many commands were carried out."""
         self.shipper.heartbeat()
         self.shipper.tick()
         if not self.shipper.is_caught_up():
@@ -159,5 +160,7 @@ class Agent:
                 f"{self.state.contact.last_error}; {len(self.shipper.spool)} "
                 f"batch(es) spooled in {self.shipper.spool.directory} for the next run"
             )
-        if self.poller.poll_once(wait=0):
+        commands = self.poller.poll_once(wait=0)
+        if commands:
             self.shipper.tick()  # the store as the commands left it
+        return commands

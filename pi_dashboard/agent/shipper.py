@@ -10,10 +10,11 @@ import gzip
 import logging
 import threading
 import time
+from collections import Counter, defaultdict
 from collections.abc import Callable
 from typing import Any
 
-from pi_dashboard.agent import AGENT_VERSION, isotime
+from pi_dashboard.agent import AGENT_VERSION, isotime, store_health
 from pi_dashboard.agent.backoff import Backoff
 from pi_dashboard.agent.client import ApiClient
 from pi_dashboard.agent.config import AgentConfig
@@ -85,6 +86,8 @@ class Shipper:
         self.poll_interval = 2.0
         self.on_reconnect: Callable[[], None] | None = None
         self.command_gate = threading.Lock()  # held by the poller from apply to ack
+        # What this process delivered: {kind: {"batches", "stored", ...}} (`once -v`).
+        self.shipped: dict[str, Counter[str]] = defaultdict(Counter)
 
     # -- the pass -------------------------------------------------------------------
 
@@ -122,6 +125,8 @@ class Shipper:
             "pi_version": self.pi_version,
             "state_dir": str(self.cfg.state_dir),
             "lag": self.lag(),
+            "store": store_health.store_inspect(self.cfg.state_dir / STORE_FILE),
+            "capabilities": store_health.capabilities(self.cfg.pi_command),
         }
 
     def lag(self) -> dict[str, Any]:
@@ -136,6 +141,17 @@ class Shipper:
             else None,
             "last_shipped_at": self.state.contact.last_shipped_at,
         }
+
+    def shipped_summary(self) -> str:
+        """One line: what this process delivered, per kind."""
+        if not self.shipped:
+            return "shipped: nothing new"
+        parts = []
+        for kind, n in self.shipped.items():
+            counts = ", ".join(f"{v} {k}" for k, v in n.items() if k != "batches")
+            batches = f"{n['batches']} batch{'es' if n['batches'] != 1 else ''}"
+            parts.append(f"{kind} {batches}" + (f" ({counts})" if counts else ""))
+        return "shipped: " + "; ".join(parts)
 
     def is_caught_up(self) -> bool:
         return self.online and not len(self.spool)
@@ -167,7 +183,7 @@ class Shipper:
             found = self.snapshot.poll()
             if found is not None:
                 data, digest = found
-                self._deliver("snapshot", data)
+                self._deliver("snapshot", data, tag=self._next_snapshot_seq())
                 self.snapshot.commit(digest)
                 self._save()
         finally:
@@ -201,15 +217,22 @@ class Shipper:
 
     # -- delivery -------------------------------------------------------------------
 
-    def _deliver(self, kind: str, body: bytes) -> None:
+    def _next_snapshot_seq(self) -> int:
+        """X-Snapshot-Seq for a new snapshot: persisted before it is sent, so a
+        number is never reused, even after a crash (CONTRACT.md)."""
+        seq = int(self.state.get("snapshot_seq", 0)) + 1
+        self.state.save(snapshot_seq=seq)
+        return seq
+
+    def _deliver(self, kind: str, body: bytes, *, tag: int | None = None) -> None:
         gz = gzip.compress(body, GZIP_LEVEL)
         if self.online and not len(self.spool):
             try:
-                self._send(kind, gz)
+                self._send(kind, gz, tag=tag)
                 return
             except Retryable:
                 pass
-        dropped = self.spool.push(kind, gz)
+        dropped = self.spool.push(kind, gz, tag=tag)
         if dropped:
             self.state.bump("spool_dropped_batches", dropped)
 
@@ -217,19 +240,27 @@ class Shipper:
         sent = 0
         while (item := self.spool.oldest()) is not None:
             try:
-                self._send(item.kind, item.read())
+                self._send(item.kind, item.read(), tag=item.tag)
             except Retryable:
                 return
             self.spool.remove(item)
             sent += 1
         log.info("spool drained: %d batch(es) delivered", sent)
 
-    def _send(self, kind: str, gz: bytes, *, rebound: bool = False) -> None:
+    def _send(
+        self, kind: str, gz: bytes, *, rebound: bool = False, tag: int | None = None
+    ) -> None:
         """POST one batch; raise Retryable if it must wait; drop it if refused."""
         ctype = "application/json" if kind == "snapshot" else "application/x-ndjson"
+        seq = {"X-Snapshot-Seq": str(tag)} if tag is not None else None
         try:
             resp = self.client.request(
-                "POST", INGEST_PATHS[kind], body=gz, content_type=ctype, gzipped=True
+                "POST",
+                INGEST_PATHS[kind],
+                body=gz,
+                content_type=ctype,
+                gzipped=True,
+                extra_headers=seq,
             )
         except ServerUnreachable as exc:
             self._went_offline(exc)
@@ -239,7 +270,7 @@ class Shipper:
                 self.heartbeat()  # the server forgot or never saw our host
                 if not self.online:
                     raise Retryable from None
-                return self._send(kind, gz, rebound=True)
+                return self._send(kind, gz, rebound=True, tag=tag)
             if exc.is_retryable or exc.code == "agent_not_bound":
                 self._went_offline(exc)
                 raise Retryable from None
@@ -247,6 +278,7 @@ class Shipper:
                 return self._send_halves(kind, gz)
             log.error("%s batch refused, dropped: %s", kind, exc)
             self.state.bump("batches_refused")
+            self.shipped[kind]["refused"] += 1
             return None
         self.state.contact.ok(shipped=True)
         self._back_online()
@@ -264,11 +296,13 @@ class Shipper:
             self._send(kind, gzip.compress(b"\n".join(part) + b"\n", GZIP_LEVEL))
 
     def _count(self, kind: str, data: Any) -> None:
+        self.shipped[kind]["batches"] += 1
         if not isinstance(data, dict) or kind == "snapshot":
             return
         for key in ("stored", "duplicate", "rejected"):
             if isinstance(data.get(key), int):
                 self.state.bump(f"{kind}_{key}", data[key])
+                self.shipped[kind][key] += data[key]
         if data.get("rejected"):
             bad = [r for r in data.get("results", []) if r.get("status") == "rejected"]
             log.warning(

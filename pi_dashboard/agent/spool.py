@@ -13,7 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 log = logging.getLogger(__name__)
-_NAME = re.compile(r"^(\d{12})\.(snapshot|events|corpus|stats)\.gz$")
+# `<seq>.<kind>[-<tag>].gz`; a snapshot's tag is its X-Snapshot-Seq, kept for re-sends.
+_NAME = re.compile(r"^(\d{12})\.(snapshot|events|corpus|stats)(?:-(\d+))?\.gz$")
 
 
 @dataclass(frozen=True)
@@ -22,6 +23,7 @@ class SpoolItem:
     kind: str
     size: int
     path: Path
+    tag: int | None = None
 
     def read(self) -> bytes:
         return self.path.read_bytes()
@@ -43,7 +45,8 @@ class Spool:
         for path in directory.iterdir():
             m = _NAME.match(path.name)
             if m:
-                item = SpoolItem(int(m[1]), m[2], path.stat().st_size, path)
+                tag = int(m[3]) if m[3] else None
+                item = SpoolItem(int(m[1]), m[2], path.stat().st_size, path, tag)
                 self._items.append(item)
             elif path.name.endswith(".tmp"):
                 path.unlink(missing_ok=True)  # a push interrupted by a crash
@@ -59,17 +62,18 @@ class Spool:
     def oldest(self) -> SpoolItem | None:
         return self._items[0] if self._items else None
 
-    def push(self, kind: str, gz_body: bytes) -> int:
+    def push(self, kind: str, gz_body: bytes, *, tag: int | None = None) -> int:
         """Append a batch durably; return how many old batches were dropped for room."""
         seq = self._items[-1].seq + 1 if self._items else 1
-        path = self.directory / f"{seq:012d}.{kind}.gz"
+        suffix = f"-{tag}" if tag is not None else ""
+        path = self.directory / f"{seq:012d}.{kind}{suffix}.gz"
         tmp = path.with_suffix(".tmp")
         with tmp.open("wb") as fh:
             fh.write(gz_body)
             fh.flush()
             os.fsync(fh.fileno())
         os.replace(tmp, path)
-        self._items.append(SpoolItem(seq, kind, len(gz_body), path))
+        self._items.append(SpoolItem(seq, kind, len(gz_body), path, tag))
         return self._trim()
 
     def remove(self, item: SpoolItem) -> None:

@@ -7,6 +7,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+from pi_dashboard.agent import store_health
 from pi_dashboard.agent.commands import AckOutbox
 from pi_dashboard.agent.config import AgentConfig
 from pi_dashboard.agent.runner import fingerprint_for
@@ -37,10 +38,13 @@ def status_collect(cfg: AgentConfig) -> dict[str, Any]:
         }
     store = cfg.state_dir / STORE_FILE
     shipped = state.get("snapshot_hash", "")
+    health = store_health.store_inspect(store)
     files[STORE_FILE] = {
         "size": _size(store),
-        "shipped": bool(shipped)
-        and store.is_file()
+        "status": health["status"],
+        # The server refuses a store pi cannot read: it was sent, never shipped.
+        "shipped": health["status"] == "ok"
+        and bool(shipped)
         and content_hash(store.read_bytes()) == shipped,
     }
     stats_dir = cfg.state_dir / STATS_DIR
@@ -50,10 +54,14 @@ def status_collect(cfg: AgentConfig) -> dict[str, Any]:
         "shipped": len(state.get("stats", {})),
     }
     batches, spooled = spool_usage(cfg.data_dir / "spool")
+    host = fingerprint_for(cfg).id
     return {
         "config": str(cfg.path),
         "server": cfg.server,
-        "host": fingerprint_for(cfg).id,
+        "host": host,
+        "store": health,
+        "store_problem": store_health.store_problem(health, host),
+        "capabilities": store_health.capabilities(cfg.pi_command),
         "host_override": bool(cfg.host_override),
         "pi_command": cfg.pi_command,
         "state_dir": str(cfg.state_dir),
@@ -74,6 +82,12 @@ def _size(path: Path) -> int | None:
         return None
 
 
+def _store_line(store: dict[str, Any]) -> str:
+    if store["status"] != "ok":
+        return f"{store['status'].upper()}: {store['reason']}"
+    return f"ok; host ids in it: {', '.join(store['host_ids']) or 'none'}"
+
+
 def status_format(s: dict[str, Any]) -> str:
     found = "found" if s["state_dir_found"] else "MISSING"
     lines = [
@@ -83,7 +97,10 @@ def status_format(s: dict[str, Any]) -> str:
         f"pi state:    {s['state_dir']} ({found})",
         f"data dir:    {s['data_dir']}",
         f"rpc:         {s['pi_command'] or 'off (edits the store file directly)'}",
+        f"store:       {_store_line(s['store'])}",
     ]
+    if s["store_problem"]:
+        lines.append(f"PROBLEM:     {s['store_problem']}")
     for name, info in s["files"].items():
         lines.append(f"  {name}: " + ", ".join(f"{k}={v}" for k, v in info.items()))
     spool = s["spool"]

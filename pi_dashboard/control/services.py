@@ -95,6 +95,12 @@ def command_create(
                 f"No pi host {host!r} has reported to this dashboard.",
                 code="unknown_host",
             )
+        if (
+            model_obj is None
+            and kind == CommandKind.PROBE
+            and _host_can_probe(host_obj)
+        ):
+            model_obj = _model_for_probe(str(model))
         if model_obj is None:
             raise DomainError(
                 f"No model {model!r} is known to this dashboard.", code="unknown_model"
@@ -130,13 +136,16 @@ def _command_create(
     host_model = (
         HostModel.objects.select_for_update().filter(host=host, model=model).first()
     )
-    if host_model is None:
+    if host_model is None and not (kind == CommandKind.PROBE and _host_can_probe(host)):
         raise DomainError(
             f"Host {host.pi_id} has no entry for model {model.key}: "
             "its pi has stored nothing for that model.",
             code="unknown_host_model",
         )
-    _check_applicable(kind=kind, params=clean, host_model=host_model)
+    # A probe may name a model the host's store has never held (13.5).
+    entry = host_model.entry if host_model is not None else {}
+    if host_model is not None:
+        _check_applicable(kind=kind, params=clean, host_model=host_model)
     existing = (
         selectors.command_open_for_host(host_id=host.pk)
         .filter(model=model, kind=kind, params=clean)
@@ -153,13 +162,34 @@ def _command_create(
         created_by=actor,
         expires_at=timezone.now() + timedelta(seconds=settings.PI_COMMAND_TTL_SECONDS),
         baseline={
-            **effects.baseline(kind, host_model.entry),
-            **reverts.baseline(kind, clean, host_model.entry),
+            **effects.baseline(kind, entry),
+            **reverts.baseline(kind, clean, entry),
         },
     )
     _audit_created(actor=actor, command=command, ip_address=ip_address, dup=False)
     transaction.on_commit(partial(wakeup.notify, host_id=host.pk))
     return command
+
+
+def _host_can_probe(host: Host) -> bool:
+    """The host's agent reports it can run pi's tool_probe: pi then probes any model
+    its models.json knows, stored or not (pi answers for those it does not know)."""
+    return any(
+        isinstance(agent.capabilities, dict) and agent.capabilities.get("probe") is True
+        for agent in host.agents.filter(revoked_at__isnull=True)
+    )
+
+
+def _model_for_probe(key: str) -> Model | None:
+    """The Model for pi's key `provider/modelId`, created for a probe; None when the
+    key is not one pi could have."""
+    provider, _, model_id = key.partition("/")
+    if not provider or not model_id or len(key) > 600 or len(provider) > 200:
+        return None
+    model, _ = Model.objects.get_or_create(
+        key=key, defaults={"provider": provider, "model_id": model_id}
+    )
+    return model
 
 
 def _audit_created(

@@ -3,17 +3,28 @@
 import json
 import shutil
 from collections.abc import Callable
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from pi_dashboard.agent.config import AgentConfig, config_load, config_write
+from pi_dashboard.demo import shift
 
 AMD = "amd-ryzen-9-7950x-16-core-processor-32c-64g"
 APPLE = "apple-m3-max-16c-128g"
 XEON = "intel-r-xeon-r-gold-6338-cpu-2-00ghz-128c-512g"
 FAKE_PI = Path(__file__).with_name("fake_pi.py")
+# Just after the fixtures were written: none of their rules is yet expired by the clock.
+FIXTURE_NOW = shift.FIXTURE_NOW
+
+
+def move_to_today(store: Path) -> None:
+    """Shift every timestamp in `store` so the fixtures' "now" is the present (pi
+    prunes rules by the real clock: the fixtures' rules are expired today)."""
+    delta = shift.delta_to(datetime.now(UTC))
+    store.write_text(shift.shift_text(store.read_text(), delta))
 
 
 def seed_state_dir(fixtures: Path, host: str, agent_dir: Path) -> Path:

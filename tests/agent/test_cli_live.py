@@ -18,7 +18,7 @@ from pi_dashboard.control.models import Command, CommandState
 from pi_dashboard.fleet import services as fleet_services
 from pi_dashboard.fleet.models import Agent
 from pi_dashboard.ingest.models import EventRecord
-from tests.agent.conftest import AMD
+from tests.agent.conftest import AMD, move_to_today
 
 
 @pytest.fixture
@@ -94,6 +94,7 @@ def test_once_ships_then_applies_a_command(
     config: Path, amd_state: Path, operator: User, capsys: pytest.CaptureFixture[str]
 ) -> None:
     impersonate_amd(config)
+    move_to_today(amd_state / "model-adaptation.json")  # pi prunes by the clock
     assert main(["once", "--config", str(config)]) == 0
     assert EventRecord.objects.filter(host__pi_id=AMD).count() == 380
     mode = amd_profile(amd_state, "openai/gpt-5.1")["rules"][0]["mode"]
@@ -189,3 +190,66 @@ def test_long_poll_picks_a_command_up_as_it_is_created(
     assert handled == 1
     assert time.monotonic() - started < 6  # answered when the command appeared
     assert "protocol" not in amd_profile(amd_state, "llamacpp/glm-4.6")
+
+
+def test_enroll_with_a_missing_state_dir_exits_3(
+    live_server: Any,
+    issued: tuple[Agent, str],
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    config = tmp_path / "cfg" / "agent.json"
+    missing = tmp_path / "no-pi-here" / "state"
+    code = main(
+        ["enroll", "--server", live_server.url, "--token", issued[1],
+         "--config", str(config), "--state-dir", str(missing)]
+    )  # fmt: skip
+    assert code == 3
+    err = capsys.readouterr().err
+    assert f"pi state dir {missing} does not exist" in err
+    assert "--state-dir" in err
+    assert not config.exists()
+
+
+def test_once_verbose_says_what_was_shipped(
+    config: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    impersonate_amd(config)
+    capsys.readouterr()
+    assert main(["-v", "once", "--config", str(config)]) == 0
+    out = capsys.readouterr().out
+    assert "snapshot 1 batch" in out
+    assert "events 1 batch (380 stored, 0 duplicate, 0 rejected)" in out
+    assert "commands: 0 carried out" in out
+    assert main(["-v", "once", "--config", str(config)]) == 0
+    assert "shipped: nothing new" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    ("content", "reason"),
+    [
+        ('{"version":1,"hosts":{', "invalid JSON at line 1, column 23"),
+        ('{"version":2,"hosts":{}}', "version is 2, pi reads only 1"),
+    ],
+)
+def test_status_reports_an_unreadable_store_not_shipped(
+    config: Path,
+    amd_state: Path,
+    capsys: pytest.CaptureFixture[str],
+    content: str,
+    reason: str,
+) -> None:
+    impersonate_amd(config)
+    (amd_state / "model-adaptation.json").write_text(content)
+    assert main(["once", "--config", str(config)]) == 0
+    capsys.readouterr()
+    assert main(["status", "--json", "--config", str(config)]) == 0
+    status = json.loads(capsys.readouterr().out)
+    assert status["files"]["model-adaptation.json"]["shipped"] is False
+    assert status["store"]["status"] == "unreadable"
+    assert reason in status["store"]["reason"]
+    assert "pi treats it as empty" in status["store_problem"]
+    assert main(["status", "--config", str(config)]) == 0
+    out = capsys.readouterr().out
+    assert f"store:       UNREADABLE: {reason}" in out
+    assert "PROBLEM:" in out

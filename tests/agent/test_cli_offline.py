@@ -8,6 +8,7 @@ import pytest
 
 from pi_dashboard.agent.cli import main
 from pi_dashboard.agent.config import AgentConfig
+from tests.agent.conftest import AMD, APPLE, XEON
 from tests.agent.e2e_support import free_port
 
 
@@ -109,3 +110,38 @@ def test_status_is_readable_by_people(
     assert "tool-recovery-events.jsonl: size=" in out
     assert "last contact: never" in out
     assert "pid_ag_test" not in out
+
+
+def test_status_names_this_machines_id_and_the_ids_found(
+    make_config: Callable[..., AgentConfig],
+    amd_state: Path,
+    pi_fixtures: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """A store copied from other machines: pi here reads none of it."""
+    store = json.loads((pi_fixtures / "model-adaptation.json").read_text())
+    del store["hosts"][AMD]
+    (amd_state / "model-adaptation.json").write_text(json.dumps(store))
+    cfg = make_config(state_dir=amd_state)
+    assert main(["status", "--json", "--config", str(cfg.path)]) == 0
+    status = json.loads(capsys.readouterr().out)
+    assert status["host"] == AMD
+    assert status["store"] == {"status": "ok", "reason": "", "host_ids": [APPLE, XEON]}
+    assert main(["status", "--config", str(cfg.path)]) == 0
+    out = capsys.readouterr().out
+    assert f"store:       ok; host ids in it: {APPLE}, {XEON}" in out
+    assert f"PROBLEM:     this machine's id {AMD} is not among" in out
+
+
+def test_status_of_a_healthy_store_names_no_problem(
+    make_config: Callable[..., AgentConfig],
+    shared_store: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    cfg = make_config(state_dir=shared_store.parent)
+    assert main(["status", "--json", "--config", str(cfg.path)]) == 0
+    status = json.loads(capsys.readouterr().out)
+    assert status["store"]["host_ids"] == [AMD, APPLE, XEON]
+    assert status["store_problem"] is None
+    assert status["capabilities"]["probe"] is False
+    assert "no pi_command" in status["capabilities"]["why"]

@@ -27,6 +27,7 @@ class Stub:
     def __init__(self, script: Callable[[str, list[bytes]], Reply]) -> None:
         self.script = script
         self.received: list[tuple[str, list[bytes], float]] = []
+        self.seqs: list[tuple[str, str | None]] = []  # (path, X-Snapshot-Seq)
         stub = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -37,6 +38,7 @@ class Stub:
                 path = self.path.removeprefix("/api/v1")
                 lines = body.splitlines()
                 stub.received.append((path, lines, time.monotonic()))
+                stub.seqs.append((path, self.headers.get("X-Snapshot-Seq")))
                 status, data, headers = stub.script(path, lines)
                 payload = json.dumps(data).encode()
                 self.send_response(status)
@@ -210,7 +212,7 @@ def test_a_failed_spool_write_loses_nothing(
     )
     real_push = shipper.spool.push
 
-    def disk_full(kind: str, gz: bytes) -> int:
+    def disk_full(kind: str, gz: bytes, **_: object) -> int:
         raise OSError(28, "No space left on device")
 
     monkeypatch.setattr(shipper.spool, "push", disk_full)
@@ -238,3 +240,63 @@ def test_no_snapshot_is_shipped_between_applying_a_command_and_its_ack(
     assert "/ingest/events" in stub.paths()
     shipper.tick()  # the next pass ships the store as the command left it
     assert stub.paths().count("/ingest/snapshot") == 1
+
+
+def test_snapshots_carry_a_persisted_sequence_kept_by_re_sends(
+    serve: Callable[..., Stub],
+    make_config: Callable[..., AgentConfig],
+    amd_state: Path,
+) -> None:
+    refuse = {"snapshot": True}
+
+    def script(path: str, lines: list[bytes]) -> Reply:
+        if path == "/ingest/snapshot" and refuse["snapshot"]:
+            return 503, {"detail": "down", "code": "unavailable"}, {"Retry-After": "0"}
+        return ok(path, lines)
+
+    stub = serve(script)
+    cfg = make_config(server=stub.url, state_dir=amd_state)
+    shipper = shipper_for(cfg)
+    shipper.tick()  # snapshot 1 refused: spooled
+    refuse["snapshot"] = False
+    shipper.retry_at = 0.0
+    shipper.tick()  # the spooled snapshot 1 is re-sent with its own number
+    store = amd_state / "model-adaptation.json"
+    store.write_text(store.read_text().replace('"version":1', '"version": 1', 1))
+    shipper.tick()  # pi wrote again: snapshot 2
+    restarted = shipper_for(cfg)  # the counter survives a restart
+    store.write_text(store.read_text() + "\n")
+    restarted.tick()
+
+    snapshots = [seq for path, seq in stub.seqs if path == "/ingest/snapshot"]
+    assert snapshots == ["1", "1", "2", "3"]
+    assert all(seq is None for path, seq in stub.seqs if path != "/ingest/snapshot")
+
+
+def test_the_heartbeat_reports_the_store_and_capabilities(
+    serve: Callable[..., Stub],
+    make_config: Callable[..., AgentConfig],
+    amd_state: Path,
+) -> None:
+    stub = serve(ok)
+    store = amd_state / "model-adaptation.json"
+    shipper = shipper_for(make_config(server=stub.url, state_dir=amd_state))
+    shipper.heartbeat()
+    store.write_text('{"version":2,"hosts":{}}')
+    shipper.heartbeat()
+    first, second = (
+        json.loads(lines[0]) for p, lines, _ in stub.received if p == "/agent/heartbeat"
+    )
+    assert first["store"] == {
+        "status": "ok",
+        "reason": "",
+        "host_ids": ["amd-ryzen-9-7950x-16-core-processor-32c-64g"],
+    }
+    assert second["store"]["status"] == "unreadable"
+    assert second["store"]["reason"] == "version is 2, pi reads only 1"
+    assert first["capabilities"] == {
+        "probe": False,
+        "rpc": False,
+        "why": "no pi_command in the agent config: commands edit pi's store file "
+        "and probes cannot run (enroll with --pi-command pi)",
+    }

@@ -21,7 +21,14 @@ from pi_dashboard.agent.state import read_json
 from pi_dashboard.control.models import Command
 from pi_dashboard.fleet import services as fleet_services
 from pi_dashboard.ingest.models import CorpusRecord, EventRecord, SessionStats, Snapshot
-from tests.agent.conftest import AMD, APPLE, XEON, bucket_text, seed_state_dir
+from tests.agent.conftest import (
+    AMD,
+    APPLE,
+    XEON,
+    bucket_text,
+    move_to_today,
+    seed_state_dir,
+)
 from tests.agent.e2e_support import (
     Server,
     agent_argv,
@@ -87,6 +94,7 @@ def setup(
     shutil.copyfile(
         pi_fixtures / "model-adaptation.json", state / "model-adaptation.json"
     )
+    move_to_today(state / "model-adaptation.json")  # pi prunes rules by the clock
     _agent, token = fleet_services.agent_issue(name="e2e-amd", actor="test")
     server = Server(free_port(), tmp_path / "server.log")
     config = tmp_path / "agent.json"

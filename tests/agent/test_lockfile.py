@@ -11,7 +11,7 @@ import pytest
 
 from pi_dashboard.agent import store_edit
 from pi_dashboard.agent.lockfile import LockCompromised, LockTimeout, lock_path, locked
-from tests.agent.conftest import AMD, APPLE, bucket_text
+from tests.agent.conftest import AMD, APPLE, FIXTURE_NOW, bucket_text
 
 HOLDER = Path(__file__).with_name("lock_holder.py")
 
@@ -47,6 +47,7 @@ def test_a_live_holder_delays_the_write_and_keeps_its_own(shared_store: Path) ->
             edit=store_edit.remove_rule(mode),
             stale=2,
             wait=15,
+            now=FIXTURE_NOW,
         )
         waited = time.monotonic() - started
         assert holder.wait(10) == 0  # the holder finished normally: never broken
@@ -76,6 +77,7 @@ def test_a_stale_lock_is_taken_over(shared_store: Path) -> None:
         edit=store_edit.remove_rule(first_rule(shared_store)),
         stale=10,
         wait=5,
+        now=FIXTURE_NOW,
     )
     assert time.monotonic() - started < 1
     assert not lock.exists()

@@ -7,12 +7,18 @@ import pytest
 
 from pi_dashboard.agent import store_edit
 from pi_dashboard.agent.lockfile import lock_path
-from tests.agent.conftest import AMD, APPLE, XEON, bucket_text
+from tests.agent.conftest import AMD, APPLE, FIXTURE_NOW, XEON, bucket_text
 
 
 def edit(store: Path, model: str, change: store_edit.Edit, host: str = AMD) -> bool:
     return store_edit.store_edit_entry(
-        path=store, host_id=host, model=model, edit=change, stale=10, wait=2
+        path=store,
+        host_id=host,
+        model=model,
+        edit=change,
+        stale=10,
+        wait=2,
+        now=FIXTURE_NOW,
     )
 
 
@@ -116,12 +122,13 @@ def test_a_store_pi_would_discard_is_never_overwritten(
 
 
 def test_last_and_only_members_are_cut_cleanly(tmp_path: Path) -> None:
+    T = "2026-08-18T00:00:00.000Z"  # noqa: N806
     store = tmp_path / "model-adaptation.json"
     entry = {
         "model": "p/m",
         "profile": {
-            "rules": [{"mode": "a", "text": "t", "addedAt": "x", "lastFiredAt": "x"}],
-            "protocol": {"version": 1, "variant": "tool-tag", "calibratedAt": "x"},
+            "rules": [{"mode": "a", "text": "t", "addedAt": T, "lastFiredAt": T}],
+            "protocol": {"version": 1, "variant": "tool-tag", "calibratedAt": T},
             "teachStats": {
                 "a": {"taught": 1, "recurrenceBefore": 3, "recurrenceAfter": 0}
             },

@@ -15,6 +15,7 @@ from pi_dashboard.audit.models import AuditEntry, AuditOutcome
 from pi_dashboard.control.models import Command
 from pi_dashboard.fleet.models import Agent, HostModel
 from pi_dashboard.lib.tokens import token_display_prefix, token_generate, token_hash
+from tests.agent.conftest import move_to_today
 from tests.browser.conftest import log_in, screenshot
 from tests.support.processes import running, wait_until
 
@@ -76,6 +77,8 @@ def test_operator_removes_a_rule_and_sees_it_confirmed(
     from playwright.sync_api import expect
 
     state = seed_state_dir(pi_fixtures, AMD, tmp_path / "pi-agent")
+    # pi prunes rules by the clock (13.1): the fixtures' rules are expired today.
+    move_to_today(state / "model-adaptation.json")
     assert MODE in store_rules(state, AMD, MODEL)
     config = agent_config(tmp_path, server=live_server.url, state=state, host=AMD)
     argv = [sys.executable, "-m", "pi_dashboard.agent", "--config", str(config), "run"]

@@ -379,3 +379,44 @@ def test_ack_confirms_when_the_snapshot_arrived_first(fleet, operator, amd_agent
     assert confirm(host_model, host_model.entry) == 0
     acked = ack(amd_agent[0], command)
     assert acked.confirmed_at is not None
+
+
+def test_a_probe_may_name_a_model_the_hosts_store_has_never_held(fleet, operator):
+    """pi probes any model its models.json knows (13.5): allowed when the host's
+    agent reports it can probe; refused, as before, when it cannot."""
+    agent, _ = make_agent("amd-box", Host.objects.get(pi_id=AMD))
+    for key in ("scripted/native-correct", GPT):
+        with pytest.raises(DomainError) as exc:
+            services.command_create(
+                actor=operator, host=XEON if key == GPT else AMD, model=key,
+                kind="probe", params={},
+            )  # fmt: skip
+        assert exc.value.code in ("unknown_model", "unknown_host_model")
+    agent.capabilities = {"probe": True, "rpc": True, "why": ""}
+    agent.save()
+
+    new = services.command_create(
+        actor=operator, host=AMD, model="scripted/native-correct", kind="probe",
+        params={},
+    )  # fmt: skip
+    assert (new.state, new.model.key, new.host.pi_id) == (
+        CommandState.PENDING,
+        "scripted/native-correct",
+        AMD,
+    )
+    assert new.model.provider == "scripted"
+    # Known to the dashboard, but not in this host's store: allowed too.
+    xeon_agent, _ = make_agent("xeon-box", Host.objects.get(pi_id=XEON))
+    xeon_agent.capabilities = {"probe": True}
+    xeon_agent.save()
+    other = services.command_create(
+        actor=operator, host=XEON, model=GPT, kind="probe", params={}
+    )
+    assert other.state == CommandState.PENDING
+    # Still only probes: a removal needs the host to hold the entry.
+    with pytest.raises(DomainError) as exc:
+        services.command_create(
+            actor=operator, host=XEON, model=GPT, kind="remove_rule",
+            params={"mode": "numberFromString"},
+        )  # fmt: skip
+    assert exc.value.code == "unknown_host_model"

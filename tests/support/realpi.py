@@ -9,6 +9,9 @@ Use the `realpi` fixture (session-scoped, from `tests/conftest.py`):
         realpi.load(agent_dir / "state" / "model-adaptation.json")
         # {"<host id>": {"<model>": entry, ...}, ...} as pi's own loader reads it
         realpi.host_id            # this machine's id as pi computes it
+        realpi.pi_command         # an agent config's `pi_command` running this pi
+        realpi.write_models(agent_dir, server.base_url, ["native-correct"])
+        # then {"type": "tool_probe", "model": "scripted/native-correct"}
 
 The first run unpacks the tarball into `var/realpi/<tarball sha256[:12]>/`, runs
 `npm install --ignore-scripts` there and installs Node 24 from the npm registry next to
@@ -17,9 +20,11 @@ skips saying why, unless PI_REQUIRE_REALPI=1 (CI), which turns the skip into a f
 """
 
 import contextlib
+import functools
 import hashlib
 import json
 import os
+import shlex
 import shutil
 import subprocess
 import tarfile
@@ -90,6 +95,13 @@ class RealPi:
             "--offline",
         ]
 
+    @property
+    def pi_command(self) -> str:
+        """An agent's `pi_command` for this pi (the agent adds `--mode rpc ...`)."""
+        return shlex.join(
+            [str(self.node), "--conditions=pi-source", str(self.cli), "--offline"]
+        )
+
     def env(self, agent_dir: Path, home: Path | None = None) -> dict[str, str]:
         """Environment for pi with a scratch HOME and `agent_dir` as its agent dir."""
         home = home or agent_dir / "home"
@@ -117,6 +129,23 @@ class RealPi:
             text = store if isinstance(store, str) else json.dumps(store)
             (agent / "state" / STORE_FILE).write_text(text)
         return agent
+
+    @staticmethod
+    def write_models(agent_dir: Path, base_url: str, model_ids: list[str]) -> None:
+        """A `models.json` giving pi provider `scripted` (OpenAI-compatible, at
+        `base_url`) with `model_ids`: pi can then probe `scripted/<id>`."""
+        provider = {
+            "baseUrl": base_url,
+            "api": "openai-completions",
+            "apiKey": "x",
+            "compat": {
+                "supportsDeveloperRole": False,
+                "supportsReasoningEffort": False,
+            },
+            "models": [{"id": m} for m in model_ids],
+        }
+        text = json.dumps({"providers": {"scripted": provider}})
+        (agent_dir / "models.json").write_text(text)
 
     def rpc(
         self,
@@ -194,13 +223,13 @@ class RealPi:
         result: dict[str, dict[str, Any]] = self._node_script("load", str(store_file))
         return result
 
-    @property
+    @functools.cached_property
     def host(self) -> dict[str, Any]:
         """This machine's fingerprint as pi computes it (`currentHostFingerprint()`)."""
         result: dict[str, Any] = self._node_script("host")
         return result
 
-    @property
+    @functools.cached_property
     def host_id(self) -> str:
         return str(self.host["id"])
 
