@@ -17,7 +17,7 @@ from pi_dashboard.agent import isotime
 from pi_dashboard.agent.commands import command_apply
 from pi_dashboard.agent.config import AgentConfig
 from pi_dashboard.agent.lockfile import lock_path
-from pi_dashboard.probes.scripted_server import ScriptedServer
+from pi_dashboard.demo.scripted_server import ScriptedServer
 from tests.support.realpi import STORE_FILE, RealPi, store_of
 
 HOLDER = Path(__file__).with_name("lock_holder.py")

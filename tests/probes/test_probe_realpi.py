@@ -17,9 +17,9 @@ from typing import Any
 
 import pytest
 
+from pi_dashboard.demo.scripted_server import BEHAVIOURS, ScriptedServer
 from pi_dashboard.probes import services
 from pi_dashboard.probes.models import ProbeRun, RunState, Trigger
-from pi_dashboard.demo.scripted_server import BEHAVIOURS, ScriptedServer
 from tests.probes.conftest import API_KEY, endpoint_for
 from tests.support.realpi import RealPi
 

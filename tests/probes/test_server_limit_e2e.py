@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 from django.conf import settings as django_settings
 
+from pi_dashboard.demo.scripted_server import ScriptedServer
 from pi_dashboard.probes import semaphore, services
 from pi_dashboard.probes.models import FleetProbe, ProbeRun, RunState, Trigger
-from pi_dashboard.demo.scripted_server import ScriptedServer
 from tests.probes.conftest import endpoint_for
 from tests.support.processes import celery_worker_argv, child_env, running, wait_until
 
