@@ -11,6 +11,7 @@ from django.template.loader import render_to_string
 from pi_dashboard.accounts.models import Role
 from pi_dashboard.control.models import AuditEntry, AuditOutcome, Command
 from pi_dashboard.fleet.models import Host, Model
+from pi_dashboard.lib import jsonsafe
 from pi_dashboard.lib.errors import DomainError
 
 Actor = AbstractBaseUser | AnonymousUser | None
@@ -71,13 +72,15 @@ def audit_log(
         label = str(user.get_username()) if user is not None else "system"
     return AuditEntry.objects.create(
         actor=user,
-        actor_label=label[:200],
+        # What a refused request carried is kept, minus what PostgreSQL or an
+        # export cannot hold (NUL, lone surrogates; see `jsonsafe.storable`).
+        actor_label=jsonsafe.sanitise_text(label[:200]),
         action=action,
         outcome=outcome,
         host=host,
         model=model,
         command=command,
-        detail=detail or {},
+        detail=jsonsafe.storable(detail or {}),
         ip_address=ip_address,
     )
 

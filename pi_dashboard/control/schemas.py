@@ -10,6 +10,7 @@ from pydantic import Field
 
 from pi_dashboard.control.models import AuditEntry, Command
 from pi_dashboard.control.selectors import AuditFilters
+from pi_dashboard.lib.schemas import ApiDateTime
 
 # The longest long-poll an agent may ask for (protocol.md: wait=0..25).
 MAX_WAIT_SECONDS = 25
@@ -135,8 +136,8 @@ class AuditFiltersIn(Schema):
     outcome: str = ""
     host: str = ""
     model: str = ""
-    since: datetime | None = None
-    until: datetime | None = None
+    since: ApiDateTime | None = None
+    until: ApiDateTime | None = None
 
     def filters(self) -> AuditFilters:
         # The fields match AuditFilters one to one (AuditQueryIn adds paging).

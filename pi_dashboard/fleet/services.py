@@ -21,6 +21,7 @@ from pi_dashboard.lib.isotime import parse_iso
 from pi_dashboard.lib.tokens import token_display_prefix, token_generate, token_hash
 
 MAX_HOST_ID = 200  # Host.pi_id
+MAX_CORES = 2**31 - 1  # Host.cores (an integer column); pi allows up to 2**53 - 1
 MAX_MODEL_KEY = 600  # Model.key
 
 
@@ -172,6 +173,9 @@ def _drop_unstorable(parsed: adaptation.ParsedStore) -> None:
         item.key = jsonsafe.sanitise_text(item.key)
         if len(item.host_id) > MAX_HOST_ID or len(item.key) > MAX_MODEL_KEY:
             reason = "host id or model key is too long to store"
+            parsed.dropped.append(adaptation.Dropped(item.host_id, item.key, reason))
+        elif item.entry.get("host", {}).get("cores", 0) > MAX_CORES:
+            reason = f"host.cores is over {MAX_CORES}, too large to store"
             parsed.dropped.append(adaptation.Dropped(item.host_id, item.key, reason))
         else:
             kept.append(item)
