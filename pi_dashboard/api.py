@@ -1,6 +1,7 @@
 """The one NinjaAPI, mounted at /api/v1/. Each app contributes one router."""
 
 import logging
+from typing import Any
 
 from django.core.exceptions import RequestDataTooBig
 from django.db import InterfaceError, OperationalError
@@ -10,7 +11,7 @@ from ninja.errors import AuthenticationError, HttpError, ValidationError
 from ninja.parser import Parser
 from ninja.types import DictStrAny
 
-from pi_dashboard.lib import jsonsafe, middleware
+from pi_dashboard.lib import jsonsafe, middleware, openapidoc
 from pi_dashboard.lib.errors import DomainError
 
 
@@ -23,7 +24,13 @@ class SafeJSONParser(Parser):
         return jsonsafe.loads_strict(request.body)  # type: ignore[no-any-return]
 
 
-api = NinjaAPI(
+class PiNinjaAPI(NinjaAPI):
+    def get_openapi_schema(self, *args: Any, **kwargs: Any) -> Any:
+        schema = super().get_openapi_schema(*args, **kwargs)
+        return openapidoc.common_errors_document(schema)
+
+
+api = PiNinjaAPI(
     title="pi-dashboard API",
     version="1",
     description=(

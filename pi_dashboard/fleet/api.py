@@ -54,7 +54,7 @@ def agent_whoami(request: HttpRequest) -> Any:
 @router.post(
     "/agent/heartbeat",
     auth=agent_auth,
-    response={200: HeartbeatOut, **AGENT_ERRORS},
+    response={200: HeartbeatOut, 415: ErrorOut, **AGENT_ERRORS},
     openapi_extra={
         "requestBody": {
             "required": True,

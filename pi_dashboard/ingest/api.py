@@ -60,6 +60,7 @@ LINE_ERRORS = {
     401: ErrorOut,
     409: ErrorOut,
     413: ErrorOut,
+    415: ErrorOut,
     429: ErrorOut,
 }
 NDJSON_BODY = {
