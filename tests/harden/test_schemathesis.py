@@ -63,9 +63,10 @@ def _schemathesis(server: Server, token: str, tmp_path: Path, name: str) -> str:
         argv,
         capture_output=True,
         text=True,
-        env=child_env(SCHEMATHESIS_HOOKS="tests.harden.st_hooks"),
+        # Run in tmp_path: schemathesis keeps a cache in its working directory.
+        env=child_env(SCHEMATHESIS_HOOKS="tests.harden.st_hooks", PYTHONPATH=str(ROOT)),
         timeout=240,
-        cwd=ROOT,
+        cwd=tmp_path,
     )
     (tmp_path / f"schemathesis-{name}.log").write_text(done.stdout + done.stderr)
     assert done.returncode == 0, done.stdout[-12000:] + done.stderr[-3000:]
