@@ -318,6 +318,7 @@ class Shipper:
             self.quarantine.add(kind=kind, line=line, reason=str(exc))
         self.state.bump("quarantined_lines", len(bad))
         self._problem(f"{kind}: {len(bad)} line(s) quarantined after {exc}")
+        self._save()  # `status` reads the counters from disk
         log.error(
             "%s: server fails on %d line(s) every time; quarantined in %s, moving on",
             kind,
@@ -331,7 +332,8 @@ class Shipper:
         if len(bad) > MAX_ISOLATED:
             return 0
         try:
-            resp = self._post(kind, gzip.compress(b"\n".join(lines) + b"\n"))
+            body = b"\n".join(lines) + b"\n"
+            resp = self._post(kind, gzip.compress(body, GZIP_LEVEL))
         except ServerUnreachable as exc:
             self._went_offline(exc)
             raise Retryable from None
