@@ -1,15 +1,36 @@
 """The one NinjaAPI, mounted at /api/v1/. Each app contributes one router."""
 
 import logging
+from typing import Any
 
 from django.core.exceptions import RequestDataTooBig
+from django.db import InterfaceError, OperationalError
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from ninja import NinjaAPI
 from ninja.errors import AuthenticationError, HttpError, ValidationError
+from ninja.parser import Parser
+from ninja.types import DictStrAny
 
+from pi_dashboard.lib import jsonsafe, middleware, openapidoc
 from pi_dashboard.lib.errors import DomainError
 
-api = NinjaAPI(
+
+class SafeJSONParser(Parser):
+    """Request bodies through `jsonsafe`: its depth and number limits, and no text
+    PostgreSQL cannot store (json.loads would recurse past the stack or hand huge
+    integers and NUL on to the database)."""
+
+    def parse_body(self, request: HttpRequest) -> DictStrAny:
+        return jsonsafe.loads_strict(request.body)  # type: ignore[no-any-return]
+
+
+class PiNinjaAPI(NinjaAPI):
+    def get_openapi_schema(self, *args: Any, **kwargs: Any) -> Any:
+        schema = super().get_openapi_schema(*args, **kwargs)
+        return openapidoc.common_errors_document(schema)
+
+
+api = PiNinjaAPI(
     title="pi-dashboard API",
     version="1",
     description=(
@@ -19,6 +40,7 @@ api = NinjaAPI(
     ),
     docs_url="/docs",
     urls_namespace="api",
+    parser=SafeJSONParser(),
 )
 
 
@@ -55,7 +77,18 @@ def on_validation_error(request: HttpRequest, exc: ValidationError) -> HttpRespo
 
 @api.exception_handler(HttpError)
 def on_http_error(request: HttpRequest, exc: HttpError) -> HttpResponse:
+    cause = exc.__cause__
+    if isinstance(cause, jsonsafe.JSONLineError):
+        # ninja wraps every parser error in "Cannot parse request body"; say which.
+        return _error(request, 400, f"The request body: {cause}.", cause.code)
     return _error(request, exc.status_code, str(exc), f"http_{exc.status_code}")
+
+
+@api.exception_handler(OperationalError)
+@api.exception_handler(InterfaceError)
+def on_database_down(request: HttpRequest, exc: Exception) -> HttpResponse:
+    logging.getLogger("pi_dashboard.api").warning("Database unavailable: %s", exc)
+    return middleware.database_down_response(request)
 
 
 # Ingest (issue #2): a body Django refuses to read (over DATA_UPLOAD_MAX_MEMORY_SIZE)

@@ -7,6 +7,7 @@ is drained oldest first, before anything new, so the server sees pi's order.
 """
 
 import gzip
+import hashlib
 import logging
 import threading
 import time
@@ -16,10 +17,11 @@ from typing import Any
 
 from pi_dashboard.agent import AGENT_VERSION, isotime, store_health
 from pi_dashboard.agent.backoff import Backoff
-from pi_dashboard.agent.client import ApiClient
+from pi_dashboard.agent.client import ApiClient, Response
 from pi_dashboard.agent.config import AgentConfig
 from pi_dashboard.agent.errors import ServerError, ServerUnreachable
 from pi_dashboard.agent.hostid import HostFingerprint
+from pi_dashboard.agent.quarantine import QUARANTINE_DIR, Quarantine
 from pi_dashboard.agent.sources import (
     CORPUS_FILE,
     EVENTS_FILE,
@@ -43,10 +45,25 @@ INGEST_PATHS = {
 }
 LOG_FILES = {"events": EVENTS_FILE, "corpus": CORPUS_FILE}
 GZIP_LEVEL = 6
+# A batch the server failed on this many times in a row is searched for the lines
+# it fails on (bisect); a batch holding more of them than MAX_ISOLATED is taken as
+# a server that is broken for everything, not as bad lines.
+BISECT_AFTER = 3
+MAX_ISOLATED = 8
 
 
 class Retryable(Exception):
     """The server could not take a batch now; it was (or will be) spooled."""
+
+
+def _line_suspect(exc: ServerError) -> bool:
+    """A 5xx that a line may cause. 502/503/504 or a Retry-After: the server as a
+    whole is unavailable (database down, overloaded), and no line is to blame."""
+    return (
+        exc.status >= 500
+        and exc.status not in (502, 503, 504)
+        and exc.retry_after is None
+    )
 
 
 class Shipper:
@@ -80,6 +97,8 @@ class Shipper:
             cfg.state_dir / STORE_FILE, state.get("snapshot_hash", "")
         )
         self.stats = StatsWatcher(cfg.state_dir / STATS_DIR, state.get("stats", {}))
+        self.quarantine = Quarantine(cfg.data_dir / QUARANTINE_DIR)
+        self._failing = ("", 0)  # (digest of the batch, 5xx answers in a row)
         self.backoff = Backoff(base=1.0, cap=60.0)
         self.retry_at = 0.0
         self.heartbeat_due = 0.0
@@ -127,6 +146,16 @@ class Shipper:
             "lag": self.lag(),
             "store": store_health.store_inspect(self.cfg.state_dir / STORE_FILE),
             "capabilities": store_health.capabilities(self.cfg.pi_command),
+            "ingest": self.ingest_counters(),
+        }
+
+    def ingest_counters(self) -> dict[str, Any]:
+        return ingest_counters(self.state)
+
+    def _problem(self, text: str) -> None:
+        self.state.raw["ingest_problem"] = {
+            "text": text[:500],
+            "at": isotime.utc_now_iso(),
         }
 
     def lag(self) -> dict[str, Any]:
@@ -247,21 +276,24 @@ class Shipper:
             sent += 1
         log.info("spool drained: %d batch(es) delivered", sent)
 
+    def _post(self, kind: str, gz: bytes, *, tag: int | None = None) -> Response:
+        ctype = "application/json" if kind == "snapshot" else "application/x-ndjson"
+        seq = {"X-Snapshot-Seq": str(tag)} if tag is not None else None
+        return self.client.request(
+            "POST",
+            INGEST_PATHS[kind],
+            body=gz,
+            content_type=ctype,
+            gzipped=True,
+            extra_headers=seq,
+        )
+
     def _send(
         self, kind: str, gz: bytes, *, rebound: bool = False, tag: int | None = None
     ) -> None:
         """POST one batch; raise Retryable if it must wait; drop it if refused."""
-        ctype = "application/json" if kind == "snapshot" else "application/x-ndjson"
-        seq = {"X-Snapshot-Seq": str(tag)} if tag is not None else None
         try:
-            resp = self.client.request(
-                "POST",
-                INGEST_PATHS[kind],
-                body=gz,
-                content_type=ctype,
-                gzipped=True,
-                extra_headers=seq,
-            )
+            resp = self._post(kind, gz, tag=tag)
         except ServerUnreachable as exc:
             self._went_offline(exc)
             raise Retryable from None
@@ -271,6 +303,8 @@ class Shipper:
                 if not self.online:
                     raise Retryable from None
                 return self._send(kind, gz, rebound=True, tag=tag)
+            if _line_suspect(exc) and self._failed_again(gz) >= BISECT_AFTER:
+                return self._isolate(kind, gz, exc)
             if exc.is_retryable or exc.code == "agent_not_bound":
                 self._went_offline(exc)
                 raise Retryable from None
@@ -284,6 +318,74 @@ class Shipper:
         self._back_online()
         self._count(kind, resp.data)
         return None
+
+    def _failed_again(self, gz: bytes) -> int:
+        """How many times in a row this batch failed (spooled batches keep bytes)."""
+        digest = hashlib.sha256(gz).hexdigest()
+        count = self._failing[1] + 1 if self._failing[0] == digest else 1
+        self._failing = (digest, count)
+        return count
+
+    # -- one line must not block the rest (issue 9 item 4) --------------------------
+
+    def _isolate(self, kind: str, gz: bytes, exc: ServerError) -> None:
+        """Deliver what the server takes of a batch it keeps failing on; quarantine
+        the lines it fails on. Raises Retryable when the server fails on everything
+        (then it is the server, and nothing is quarantined)."""
+        self._failing = ("", 0)
+        body = gzip.decompress(gz)
+        lines = [body] if kind == "snapshot" else [x for x in body.splitlines() if x]
+        bad: list[bytes] = []
+        settled = 0
+        if len(lines) > 1:
+            mid = len(lines) // 2
+            settled = self._bisect(kind, lines[:mid], bad)
+            settled += self._bisect(kind, lines[mid:], bad)
+        else:
+            bad = lines
+        if len(lines) > 1 and (settled == 0 or len(bad) > MAX_ISOLATED):
+            self._went_offline(exc)
+            raise Retryable from None
+        for line in bad:
+            self.quarantine.add(kind=kind, line=line, reason=str(exc))
+        self.state.bump("quarantined_lines", len(bad))
+        self._problem(f"{kind}: {len(bad)} line(s) quarantined after {exc}")
+        self._save()  # `status` reads the counters from disk
+        log.error(
+            "%s: server fails on %d line(s) every time; quarantined in %s, moving on",
+            kind,
+            len(bad),
+            self.quarantine.path,
+        )
+
+    def _bisect(self, kind: str, lines: list[bytes], bad: list[bytes]) -> int:
+        """Send `lines`, halving on a line-suspect 5xx; a single line that fails is
+        added to `bad`. Returns how many lines the server settled (took or refused)."""
+        if len(bad) > MAX_ISOLATED:
+            return 0
+        try:
+            body = b"\n".join(lines) + b"\n"
+            resp = self._post(kind, gzip.compress(body, GZIP_LEVEL))
+        except ServerUnreachable as exc:
+            self._went_offline(exc)
+            raise Retryable from None
+        except ServerError as exc:
+            if not _line_suspect(exc):
+                if exc.is_retryable:
+                    self._went_offline(exc)
+                    raise Retryable from None
+                log.error("%s batch refused, dropped: %s", kind, exc)
+                self.state.bump("batches_refused")
+                return len(lines)
+            if len(lines) == 1:
+                bad.append(lines[0])
+                return 0
+            mid = len(lines) // 2
+            return self._bisect(kind, lines[:mid], bad) + self._bisect(
+                kind, lines[mid:], bad
+            )
+        self._count(kind, resp.data)
+        return len(lines)
 
     def _send_halves(self, kind: str, gz: bytes) -> None:
         lines = gzip.decompress(gz).splitlines()
@@ -305,6 +407,10 @@ class Shipper:
                 self.shipped[kind][key] += data[key]
         if data.get("rejected"):
             bad = [r for r in data.get("results", []) if r.get("status") == "rejected"]
+            codes = sorted({str(r.get("code")) for r in bad})
+            self._problem(
+                f"{kind}: {data['rejected']} line(s) rejected ({', '.join(codes)})"
+            )
             log.warning(
                 "%s: server rejected %d line(s), e.g. %s",
                 kind,
@@ -324,6 +430,21 @@ class Shipper:
         self.retry_at = time.monotonic() + delay
         self.state.contact.failed(str(exc))
         log.warning("%s; spooling, next attempt in %.1fs", exc, delay)
+
+
+def ingest_counters(state: AgentState) -> dict[str, Any]:
+    """The heartbeat's `ingest` (shared contract): cumulative, since install."""
+    counters = state.get("counters", {})
+    problem = state.get("ingest_problem", None) or {}
+    return {
+        "rejected_lines": sum(
+            counters.get(f"{kind}_rejected", 0) for kind in INGEST_PATHS
+        ),
+        "quarantined_lines": counters.get("quarantined_lines", 0),
+        "spool_dropped": counters.get("spool_dropped_batches", 0),
+        "last_problem": problem.get("text"),
+        "last_problem_at": problem.get("at"),
+    }
 
 
 def _chunks(docs: list[StatsDoc]) -> list[list[StatsDoc]]:

@@ -10,7 +10,9 @@ from typing import Any
 from pi_dashboard.agent import store_health
 from pi_dashboard.agent.commands import AckOutbox
 from pi_dashboard.agent.config import AgentConfig
+from pi_dashboard.agent.quarantine import QUARANTINE_DIR, Quarantine
 from pi_dashboard.agent.runner import fingerprint_for
+from pi_dashboard.agent.shipper import ingest_counters
 from pi_dashboard.agent.sources import (
     CORPUS_FILE,
     EVENTS_FILE,
@@ -55,6 +57,8 @@ def status_collect(cfg: AgentConfig) -> dict[str, Any]:
     }
     batches, spooled = spool_usage(cfg.data_dir / "spool")
     host = fingerprint_for(cfg).id
+    quarantine = Quarantine(cfg.data_dir / QUARANTINE_DIR)
+    held = quarantine.entries()
     return {
         "config": str(cfg.path),
         "server": cfg.server,
@@ -69,6 +73,14 @@ def status_collect(cfg: AgentConfig) -> dict[str, Any]:
         "data_dir": str(cfg.data_dir),
         "files": files,
         "spool": {"batches": batches, "bytes": spooled},
+        "quarantine": {
+            "path": str(quarantine.path),
+            "lines": len(held),
+            "last": {k: held[-1].get(k) for k in ("at", "kind", "reason")}
+            if held
+            else None,
+        },
+        "ingest": ingest_counters(state),
         "unsent_acks": len(AckOutbox(cfg.data_dir).unsent()),
         "counters": state.get("counters", {}),
         **state.contact.as_json(),
@@ -106,12 +118,23 @@ def status_format(s: dict[str, Any]) -> str:
     spool = s["spool"]
     lines += [
         f"spool:       {spool['batches']} batch(es), {spool['bytes']} bytes",
+        f"quarantine:  {s['quarantine']['lines']} line(s) in {s['quarantine']['path']}",
         f"unsent acks: {s['unsent_acks']}",
         f"last contact: {s['last_contact_at'] or 'never'}",
         f"last shipped: {s['last_shipped_at'] or 'never'}",
     ]
     if s["last_error"]:
         lines.append(f"last error:  {s['last_error']} (at {s['last_error_at']})")
+    last = s["quarantine"]["last"]
+    if last:
+        lines.append(
+            f"  last quarantined: {last['kind']} at {last['at']}: {last['reason']}"
+        )
+    if s["ingest"]["last_problem"]:
+        ingest = s["ingest"]
+        lines.append(
+            f"ingest problem: {ingest['last_problem']} (at {ingest['last_problem_at']})"
+        )
     if s["counters"]:
         counters = ", ".join(f"{k}={v}" for k, v in sorted(s["counters"].items()))
         lines.append(f"counters:    {counters}")

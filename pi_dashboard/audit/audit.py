@@ -13,6 +13,7 @@ from django.db import models
 from django.http import HttpRequest
 
 from pi_dashboard.audit.models import AuditEntry, AuditOutcome
+from pi_dashboard.lib import jsonsafe
 from pi_dashboard.lib.errors import DomainError
 
 Actor = AbstractBaseUser | AnonymousUser | None
@@ -73,13 +74,15 @@ def audit_log(
         label = str(user.get_username()) if user is not None else "system"
     return AuditEntry.objects.create(
         actor=user,
-        actor_label=label[:200],
+        # What a refused request carried is kept, minus what PostgreSQL or an
+        # export cannot hold (NUL, lone surrogates; see `jsonsafe.storable`).
+        actor_label=jsonsafe.sanitise_text(label[:200]),
         action=action,
         outcome=outcome,
         host_id=_pk(host),
         model_id=_pk(model),
         command_id=_pk(command),
-        detail=detail or {},
+        detail=jsonsafe.storable(detail or {}),
         ip_address=ip_address,
     )
 

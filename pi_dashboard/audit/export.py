@@ -4,12 +4,12 @@ import csv
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-import orjson
 from django.db.models import QuerySet
 from django.http import StreamingHttpResponse
 from django.utils import timezone
 
 from pi_dashboard.audit.models import AuditEntry
+from pi_dashboard.lib import jsonsafe
 
 CSV_HEADER = (
     "at",
@@ -32,7 +32,9 @@ class _Echo:
 
 
 def _cell(value: Any) -> str:
-    text = "" if value is None else str(value)
+    # Rows written before the audit sanitised its input may still hold what UTF-8
+    # cannot encode; one such cell must not cut the download short.
+    text = "" if value is None else jsonsafe.sanitise_text(str(value))
     return "'" + text if text.startswith(FORMULA_STARTS) else text
 
 
@@ -52,7 +54,8 @@ def audit_csv_lines(entries: Iterable[AuditEntry]) -> Iterator[str]:
                     entry.model.key if entry.model else "",
                     entry.command_id or "",
                     entry.ip_address or "",
-                    orjson.dumps(entry.detail, option=orjson.OPT_SORT_KEYS).decode(),
+                    # canonical: orjson refuses integers past 64 bits, jsonb holds them.
+                    jsonsafe.canonical(entry.detail).decode("ascii"),
                 )
             ]
         )

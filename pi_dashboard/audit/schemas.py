@@ -10,6 +10,7 @@ from pydantic import Field
 
 from pi_dashboard.audit.models import AuditEntry
 from pi_dashboard.audit.selectors import AuditFilters
+from pi_dashboard.lib.schemas import ApiDateTime
 
 
 class AuditEntryOut(Schema):
@@ -52,8 +53,8 @@ class AuditFiltersIn(Schema):
     outcome: str = ""
     host: str = ""
     model: str = ""
-    since: datetime | None = None
-    until: datetime | None = None
+    since: ApiDateTime | None = None
+    until: ApiDateTime | None = None
 
     def filters(self) -> AuditFilters:
         # The fields match AuditFilters one to one (AuditQueryIn adds paging).

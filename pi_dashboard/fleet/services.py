@@ -22,6 +22,7 @@ from pi_dashboard.lib.isotime import parse_iso
 from pi_dashboard.lib.tokens import token_display_prefix, token_generate, token_hash
 
 MAX_HOST_ID = 200  # Host.pi_id
+MAX_CORES = 2**31 - 1  # Host.cores (an integer column); pi allows up to 2**53 - 1
 MAX_MODEL_KEY = 600  # Model.key
 
 

@@ -45,7 +45,7 @@ def agent_whoami(request: AgentRequest) -> Any:
 @router.post(
     "/agent/heartbeat",
     auth=agent_auth,
-    response={200: HeartbeatOut, 409: ErrorOut, **AGENT_ERRORS},
+    response={200: HeartbeatOut, 409: ErrorOut, 415: ErrorOut, **AGENT_ERRORS},
     openapi_extra={
         "requestBody": {
             "required": True,

@@ -22,7 +22,7 @@ from pi_dashboard.ingest import (
 from pi_dashboard.ingest.gcpause import gc_paused
 from pi_dashboard.ingest.models import CorpusRecord, Dimension, EventRecord
 from pi_dashboard.lib.errors import DomainError, NotFound
-from pi_dashboard.lib.schemas import ErrorOut
+from pi_dashboard.lib.schemas import ApiDateTime, ErrorOut
 
 router = Router(tags=["ingest"])
 
@@ -91,6 +91,7 @@ LINE_ERRORS = {
     401: ErrorOut,
     409: ErrorOut,
     413: ErrorOut,
+    415: ErrorOut,
     429: ErrorOut,
 }
 NDJSON_BODY = {
@@ -235,8 +236,8 @@ class RecordQuery(Schema):
     phase: str | None = None
     failure_code: str | None = None
     tool: str | None = None
-    since: datetime | None = None
-    until: datetime | None = None
+    since: ApiDateTime | None = None
+    until: ApiDateTime | None = None
     cursor: str | None = None
     limit: int = Field(100, ge=1, le=1000)
 
@@ -310,8 +311,8 @@ class RollupQuery(Schema):
     dimension: Dimension
     host: str | None = None
     model: str | None = None
-    since: datetime | None = None
-    until: datetime | None = None
+    since: ApiDateTime | None = None
+    until: ApiDateTime | None = None
     bucket: Literal["hour", "day"] = "hour"
 
 

@@ -36,6 +36,34 @@ class BadEncoding(DomainError):
     code = "bad_encoding"
 
 
+class UnsupportedMediaType(DomainError):
+    status = 415
+    code = "unsupported_media_type"
+
+
+# What ingest reads: JSON documents and JSON Lines (under their usual names).
+JSON_MEDIA_TYPES = frozenset(
+    {
+        "application/json",
+        "application/x-ndjson",
+        "application/ndjson",
+        "application/jsonl",
+        "application/x-jsonlines",
+    }
+)
+
+
+def media_type_check(request: HttpRequest) -> None:
+    """Refuse (415) a body that does not say it is JSON or JSON Lines."""
+    media = (request.content_type or "").split(";")[0].strip().lower()
+    if media not in JSON_MEDIA_TYPES and not media.endswith("+json"):
+        shown = jsonsafe.sanitise_text(media[:100]) or "none"
+        raise UnsupportedMediaType(
+            f"Content-Type {shown!r} is not JSON; send application/json "
+            "or application/x-ndjson."
+        )
+
+
 @dataclass(slots=True)
 class Rejection:
     line: int
@@ -104,7 +132,9 @@ def gunzip_capped(data: bytes, *, limit: int) -> bytes:
 
 
 def request_body(request: HttpRequest) -> bytes:
-    """The request body after gunzip, refused (413) past the configured limits."""
+    """The request body after gunzip, refused past the configured limits (413) or
+    when it does not say it is JSON (415)."""
+    media_type_check(request)
     limit = max_bytes()
     try:
         length = int(request.META.get("CONTENT_LENGTH") or 0)
@@ -143,7 +173,9 @@ def line_check(
     try:
         value, is_safe = jsonsafe.loads(raw)
     except jsonsafe.JSONLineError as exc:
-        return Rejection(number, "malformed_json", f"Not valid JSON: {exc}.")
+        # Valid JSON past a limit (too deep, a huge number) keeps its own code.
+        what = "Not valid JSON" if exc.code == "malformed_json" else "JSON over a limit"
+        return Rejection(number, exc.code, f"{what}: {exc}.")
     if not isinstance(value, dict):
         kind = type(value).__name__
         return Rejection(number, "not_an_object", f"A record must be an object: {kind}")

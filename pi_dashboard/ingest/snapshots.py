@@ -107,6 +107,11 @@ def _drop_unstorable(parsed: adaptation.ParsedStore) -> None:
         ):
             reason = "host id or model key is too long to store"
             parsed.dropped.append(adaptation.Dropped(item.host_id, item.key, reason))
+        elif item.entry.get("host", {}).get("cores", 0) > fleet_services.MAX_CORES:
+            reason = (
+                f"host.cores is over {fleet_services.MAX_CORES}, too large to store"
+            )
+            parsed.dropped.append(adaptation.Dropped(item.host_id, item.key, reason))
         else:
             kept.append(item)
     parsed.entries = kept

@@ -1,6 +1,6 @@
 """Timestamps as pi writes them (JavaScript `Date.toISOString()`), read leniently."""
 
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from functools import lru_cache
 from typing import overload
 
@@ -17,9 +17,29 @@ def parse_iso(value: object) -> datetime | None:
         parsed = datetime.fromisoformat(value)
     except ValueError:
         return None
-    if parsed.tzinfo is None:
-        return parsed.replace(tzinfo=UTC)
-    return parsed.astimezone(UTC)
+    try:
+        return utc_checked(parsed)
+    except ValueError:
+        return None
+
+
+# ISO 8601 and PostgreSQL stop at ±18:00 (Python's own limit is ±24:00); PostgreSQL
+# refuses anything past it with an error that would surface as a 500.
+MAX_UTC_OFFSET = timedelta(hours=18)
+
+
+def utc_checked(moment: datetime) -> datetime:
+    """`moment` in UTC (naive read as UTC); ValueError when its offset is past ±18:00
+    or it leaves the calendar once converted (0001-01-01T00:00+01:00)."""
+    offset = moment.utcoffset()
+    if offset is None:
+        return moment.replace(tzinfo=UTC)
+    if abs(offset) > MAX_UTC_OFFSET:
+        raise ValueError("the time-zone offset is past ±18:00")
+    try:
+        return moment.astimezone(UTC)
+    except OverflowError as exc:
+        raise ValueError("the moment is out of range once converted to UTC") from exc
 
 
 def hour_floor(moment: datetime) -> datetime:

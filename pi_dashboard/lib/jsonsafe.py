@@ -10,18 +10,20 @@ the exact value as ASCII-escaped JSON, which survives any store and reads back e
 
 import hashlib
 import json
+import math
 import re
 from typing import Any
 
 import orjson
 
+from pi_dashboard.lib import jsonlimits
+from pi_dashboard.lib.jsonlimits import JSONLineError
+
+__all__ = ["JSONLineError"]
+
 REPLACEMENT = "\ufffd"
 # Lone surrogates and NUL: the code points PostgreSQL text cannot hold.
 _UNSAFE = re.compile("[\ud800-\udfff\x00]")
-
-
-class JSONLineError(ValueError):
-    """A line that is not standard JSON; the message says where."""
 
 
 def _no_constants(name: str) -> Any:
@@ -36,8 +38,12 @@ def loads(data: bytes | str) -> tuple[Any, bool]:
     `is_safe` is False when a string anywhere holds a lone surrogate or NUL, in which
     case the value must go through `sanitise` before it reaches the database.
     orjson is the fast path; it refuses lone surrogates, so the standard library
-    parses what orjson refuses, and reports the error when both refuse.
+    parses what orjson refuses, and reports the error when both refuse. Raises
+    JSONLineError (or its TooDeep / NumberTooLarge, see `jsonlimits`).
     """
+    jsonlimits.depth_check(
+        data if isinstance(data, bytes) else data.encode("utf-8", "surrogatepass")
+    )
     try:
         value = orjson.loads(data)
     except orjson.JSONDecodeError:
@@ -47,7 +53,12 @@ def loads(data: bytes | str) -> tuple[Any, bool]:
         # orjson accepts an escaped NUL; a quick byte test avoids walking the value.
         return value, b"\\u0000" not in raw or not contains_unsafe(value)
     try:
-        value = json.loads(data, parse_constant=_no_constants)
+        value = json.loads(
+            data,
+            parse_constant=_no_constants,
+            parse_int=jsonlimits.parse_int,
+            parse_float=jsonlimits.parse_float,
+        )
     except UnicodeDecodeError as exc:
         raise JSONLineError(f"not UTF-8: {exc.reason} at byte {exc.start}") from exc
     except json.JSONDecodeError as exc:
@@ -55,6 +66,19 @@ def loads(data: bytes | str) -> tuple[Any, bool]:
             f"{exc.msg} at line {exc.lineno} column {exc.colno}"
         ) from exc
     return value, not contains_unsafe(value)
+
+
+class UnsafeText(JSONLineError):
+    code = "unsafe_text"
+
+
+def loads_strict(data: bytes | str) -> Any:
+    """Parse a JSON text that must already be safe for PostgreSQL (what people type:
+    an operator's request body); NUL or a lone surrogate is refused, not replaced."""
+    value, is_safe = loads(data)
+    if not is_safe:
+        raise UnsafeText("a string holds NUL or a lone surrogate")
+    return value
 
 
 def contains_unsafe(value: Any) -> bool:
@@ -77,6 +101,29 @@ def sanitise(value: Any) -> Any:
     if isinstance(value, list):
         return [sanitise(v) for v in value]
     return value
+
+
+# Integers a reader in any language takes exactly (JavaScript's safe range is smaller;
+# 64 bits is what orjson and most JSON libraries read as an integer).
+_INT_RANGE = range(-(2**63), 2**64)
+
+
+def storable(value: Any) -> Any:
+    """`sanitise`, and integers past 64 bits as their decimal text: a value any
+    JSON writer and reader copes with (for logs such as the audit)."""
+    if isinstance(value, bool) or value is None:
+        return value
+    if isinstance(value, float):
+        return value if math.isfinite(value) else str(value)  # jsonb refuses NaN
+    if isinstance(value, int):
+        return value if value in _INT_RANGE else str(value)
+    if isinstance(value, str):
+        return _UNSAFE.sub(REPLACEMENT, value)
+    if isinstance(value, dict):
+        return {sanitise_text(str(k)): storable(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [storable(v) for v in value]
+    return sanitise_text(str(value))
 
 
 def sanitise_text(text: str) -> str:
