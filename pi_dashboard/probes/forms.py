@@ -90,7 +90,10 @@ class ScheduleForm(forms.Form):
     name = forms.CharField(max_length=200)
     kind = forms.ChoiceField(choices=ScheduleKind.choices, label="Runs")
     every_seconds = forms.IntegerField(
-        required=False, min_value=1, label="Every (seconds)"
+        required=False,
+        min_value=services.MIN_INTERVAL_SECONDS,
+        max_value=services.MAX_INTERVAL_SECONDS,
+        label="Every (seconds)",
     )
     cron = forms.CharField(
         required=False, label="Cron (UTC)", help_text="e.g. */15 * * * *"

@@ -22,6 +22,8 @@ from pi_dashboard.probes.services.runs import (
     runs_sweep,
 )
 from pi_dashboard.probes.services.schedules import (
+    MAX_INTERVAL_SECONDS,
+    MIN_INTERVAL_SECONDS,
     ScheduleData,
     schedule_delete,
     schedule_save,
@@ -29,6 +31,8 @@ from pi_dashboard.probes.services.schedules import (
 )
 
 __all__ = [
+    "MAX_INTERVAL_SECONDS",
+    "MIN_INTERVAL_SECONDS",
     "EndpointData",
     "ScheduleData",
     "channel_delete",

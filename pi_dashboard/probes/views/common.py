@@ -23,3 +23,15 @@ def page(
 
 def is_htmx(request: HttpRequest) -> bool:
     return request.headers.get("HX-Request") == "true"
+
+
+MAX_FILTER_CHARS = 600
+
+
+def query_text(request: HttpRequest, name: str) -> str:
+    """A free-text filter from the query string; one PostgreSQL cannot hold (NUL) or
+    no row can match (too long) filters nothing rather than answering 500."""
+    value = request.GET.get(name, "")
+    if "\x00" in value or len(value) > MAX_FILTER_CHARS:
+        return ""
+    return value
