@@ -123,7 +123,7 @@ def login(client: Client, user: Any) -> Client:
 def test_overview_empty_fleet_says_how_to_enroll(client, viewer):
     body = login(client, viewer).get("/").content.decode()
     assert "No hosts have reported yet" in body
-    assert "make manage ARGS=&quot;agent_token issue build-box-1&quot;" in body
+    assert 'make manage ARGS="agent_token issue build-box-1"' in body
     assert "pi-dashboard-agent enroll" in body
     assert "probe endpoint" in body
 
