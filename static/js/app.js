@@ -3,6 +3,7 @@
  * - Confirmation dialogs: a button with data-dialog-open="<dialog id>" opens it;
  *   [data-dialog-close] inside closes it; a dialog closes itself after its htmx form
  *   request finishes, so the live command status beneath stays in view.
+ * - Copy buttons: a button with data-copy="<element id>" copies that element's text.
  * - Charts: <div class="chart" data-chart="<json script id>"> is drawn with uPlot from a
  *   <script type="application/json"> block {"x": [unix seconds], "series": [{"label", "values"}]}.
  */
@@ -16,6 +17,16 @@
       if (dialog && typeof dialog.showModal === "function") {
         event.preventDefault();
         dialog.showModal();
+      }
+      return;
+    }
+    var copier = event.target.closest("[data-copy]");
+    if (copier) {
+      var source = document.getElementById(copier.getAttribute("data-copy"));
+      if (source && navigator.clipboard) {
+        navigator.clipboard.writeText(source.textContent.trim()).then(function () {
+          copier.textContent = "Copied";
+        });
       }
       return;
     }
