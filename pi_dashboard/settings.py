@@ -50,9 +50,11 @@ INSTALLED_APPS = [
     "ninja",
     "pi_dashboard.accounts",
     "pi_dashboard.fleet",
+    "pi_dashboard.audit",
     "pi_dashboard.ingest",
     "pi_dashboard.control",
     "pi_dashboard.probes",
+    "pi_dashboard.front",
 ]
 
 MIDDLEWARE = [

@@ -15,8 +15,9 @@ urlpatterns = [
         name="login",
     ),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
-    path("", include("pi_dashboard.fleet.urls")),
+    path("", include("pi_dashboard.front.urls")),
     path("", include("pi_dashboard.control.urls")),
+    path("", include("pi_dashboard.audit.urls")),
     path("", include("pi_dashboard.probes.urls")),
     path("", include("pi_dashboard.accounts.urls")),
 ]

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from django.test import Client
 
-from pi_dashboard.control.models import AuditEntry, AuditOutcome
+from pi_dashboard.audit.models import AuditEntry, AuditOutcome
 from pi_dashboard.probes import services as probe_services
 from tests.fleet.test_pages import AMD, seed_fleet
 

@@ -15,8 +15,8 @@ from django.http import HttpRequest
 from pi_dashboard.accounts import services
 from pi_dashboard.accounts.models import ApiToken, Profile, Role
 from pi_dashboard.accounts.roles import has_role
-from pi_dashboard.control import audit
-from pi_dashboard.control.models import AuditOutcome
+from pi_dashboard.audit import audit
+from pi_dashboard.audit.models import AuditOutcome
 
 
 class RoleAdminPermissions:

@@ -8,6 +8,8 @@ from ninja.security import APIKeyCookie, HttpBearer
 from pi_dashboard.accounts import services
 from pi_dashboard.accounts.models import OPERATOR_TOKEN_PREFIX, ApiToken, Role
 from pi_dashboard.accounts.roles import has_role
+from pi_dashboard.audit import audit
+from pi_dashboard.audit.models import AuditOutcome
 from pi_dashboard.lib.errors import Forbidden
 from pi_dashboard.lib.tokens import token_hash
 
@@ -49,10 +51,7 @@ def require_role(request: HttpRequest, needed: Role, *, action: str) -> None:
     """Raise Forbidden (and audit the refusal) unless the caller has `needed`."""
     if has_role(request.user, needed):
         return
-    from pi_dashboard.control.audit import audit_record
-    from pi_dashboard.control.models import AuditOutcome
-
-    audit_record(
+    audit.audit_record(
         request=request,
         action=action,
         outcome=AuditOutcome.REFUSED,

@@ -8,8 +8,11 @@ from django.contrib.auth.decorators import login_required
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.http import HttpRequest, HttpResponse
 from django.http.response import HttpResponseBase
+from django.template.loader import render_to_string
 
 from pi_dashboard.accounts.models import ROLE_RANK, Role
+from pi_dashboard.audit import audit
+from pi_dashboard.audit.models import AuditOutcome
 
 User = AbstractBaseUser | AnonymousUser
 
@@ -43,13 +46,25 @@ def role_required(needed: Role) -> Callable[[AnyView], AnyView]:
             request: HttpRequest, *args: Any, **kwargs: Any
         ) -> HttpResponseBase:
             if not has_role(request.user, needed):
-                from pi_dashboard.control import audit
-
-                return audit.refused_response(
-                    request, needed=needed, view=view.__name__
-                )
+                return refused_response(request, needed=needed, view=view.__name__)
             return view(request, *args, **kwargs)
 
         return cast(AnyView, login_required(wrapper))
 
     return decorator
+
+
+def refused_response(request: HttpRequest, *, needed: Role, view: str) -> HttpResponse:
+    """Audit a refused page or action and answer 403."""
+    audit.audit_record(
+        request=request,
+        action=f"view:{view}" if request.method == "GET" else f"action:{view}",
+        outcome=AuditOutcome.REFUSED,
+        detail={
+            "needed_role": needed.value,
+            "path": request.path,
+            "method": request.method,
+        },
+    )
+    body = render_to_string("403.html", {"needed_role": needed.label}, request=request)
+    return HttpResponse(body, status=403)

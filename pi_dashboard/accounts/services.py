@@ -9,8 +9,8 @@ from django.utils import timezone
 
 from pi_dashboard.accounts.models import OPERATOR_TOKEN_PREFIX, ApiToken, Profile, Role
 from pi_dashboard.accounts.roles import has_role
-from pi_dashboard.control import audit
-from pi_dashboard.control.models import AuditOutcome
+from pi_dashboard.audit import audit
+from pi_dashboard.audit.models import AuditOutcome
 from pi_dashboard.lib.errors import DomainError, Forbidden
 from pi_dashboard.lib.tokens import token_display_prefix, token_generate, token_hash
 

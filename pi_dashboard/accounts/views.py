@@ -13,7 +13,7 @@ from django.views.decorators.http import require_http_methods, require_POST
 from pi_dashboard.accounts import selectors, services
 from pi_dashboard.accounts.models import ApiToken, Role
 from pi_dashboard.accounts.roles import role_required
-from pi_dashboard.control.audit import client_ip
+from pi_dashboard.audit.audit import client_ip
 from pi_dashboard.lib.errors import DomainError
 
 

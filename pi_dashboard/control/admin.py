@@ -1,30 +1,9 @@
-"""Admin: commands and the audit log, read-only (they change only through services)."""
-
-from typing import Any
+"""Admin: commands, read-only (they change only through services)."""
 
 from django.contrib import admin
-from django.http import HttpRequest
 
-from pi_dashboard.accounts.models import Role
-from pi_dashboard.accounts.roles import has_role
-from pi_dashboard.control.models import AuditEntry, Command
-
-
-class ReadOnlyForAdmins(admin.ModelAdmin):  # type: ignore[type-arg]
-    def has_module_permission(self, request: HttpRequest) -> bool:
-        return has_role(request.user, Role.ADMIN)
-
-    def has_view_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return has_role(request.user, Role.ADMIN)
-
-    def has_add_permission(self, request: HttpRequest) -> bool:
-        return False
-
-    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
-
-    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
+from pi_dashboard.audit.admin import ReadOnlyForAdmins
+from pi_dashboard.control.models import Command
 
 
 @admin.register(Command)
@@ -33,11 +12,3 @@ class CommandAdmin(ReadOnlyForAdmins):
     list_filter = ["state", "kind"]
     list_select_related = ["host", "model"]
     search_fields = ["host__pi_id", "model__key"]
-
-
-@admin.register(AuditEntry)
-class AuditEntryAdmin(ReadOnlyForAdmins):
-    list_display = ["at", "actor_label", "action", "outcome", "host", "model"]
-    list_filter = ["outcome", "action"]
-    list_select_related = ["host", "model"]
-    search_fields = ["actor_label", "action"]

@@ -1,4 +1,4 @@
-"""Control API: agents pull and ack commands; people create and read them, and audit.
+"""Control API: agents pull and ack commands; people create and read them.
 
 Agents authenticate with their agent token; people with an operator token or their
 browser session. Roles: viewer reads, operator creates commands.
@@ -8,20 +8,17 @@ import uuid
 from typing import Any, cast
 
 from django.contrib.auth.models import User
-from django.http import HttpRequest, StreamingHttpResponse
+from django.http import HttpRequest
 from ninja import Query, Router, Status
 
 from pi_dashboard.accounts.auth import operator_auth, require_role
 from pi_dashboard.accounts.models import Role
-from pi_dashboard.control import export, selectors, services
-from pi_dashboard.control.audit import client_ip
+from pi_dashboard.audit.audit import client_ip
+from pi_dashboard.control import selectors, services
 from pi_dashboard.control.schemas import (
     AckIn,
     AckOut,
     AgentCommandsOut,
-    AuditFiltersIn,
-    AuditPageOut,
-    AuditQueryIn,
     CommandCreateIn,
     CommandFiltersIn,
     CommandOut,
@@ -121,29 +118,3 @@ def get_command(request: HttpRequest, command_id: uuid.UUID) -> Any:
     """One command with its live state."""
     require_role(request, Role.VIEWER, action="api:get_command")
     return selectors.command_get(command_id=command_id)
-
-
-@router.get(
-    "/audit",
-    auth=operator_auth,
-    response={200: AuditPageOut, 400: ErrorOut, 401: ErrorOut, 403: ErrorOut},
-)
-def list_audit(request: HttpRequest, query: Query[AuditQueryIn]) -> Any:
-    """The audit log, newest first; pass `next_cursor` as `cursor` for older entries."""
-    require_role(request, Role.VIEWER, action="api:list_audit")
-    return selectors.audit_page(
-        filters=query.filters(), cursor=query.cursor, limit=query.limit
-    )
-
-
-@router.get(
-    "/audit.csv",
-    auth=operator_auth,
-    response={200: None, 401: ErrorOut, 403: ErrorOut},
-)
-def export_audit(
-    request: HttpRequest, query: Query[AuditFiltersIn]
-) -> StreamingHttpResponse:
-    """The audit log as CSV, with the same filters as /audit."""
-    require_role(request, Role.VIEWER, action="api:export_audit")
-    return export.audit_csv_response(selectors.audit_queryset(filters=query.filters()))

@@ -14,14 +14,10 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from pi_dashboard.control import audit, effects, selectors, wakeup
-from pi_dashboard.control.models import (
-    OPEN_COMMAND_STATES,
-    AuditEntry,
-    AuditOutcome,
-    Command,
-    CommandState,
-)
+from pi_dashboard.audit import audit
+from pi_dashboard.audit.models import AuditEntry, AuditOutcome
+from pi_dashboard.control import effects, selectors, wakeup
+from pi_dashboard.control.models import OPEN_COMMAND_STATES, Command, CommandState
 from pi_dashboard.fleet import services as fleet_services
 from pi_dashboard.fleet.models import Agent, Host, HostModel, Model
 from pi_dashboard.lib.errors import Conflict, DomainError, NotFound

@@ -17,14 +17,16 @@ from django.contrib.auth.models import User
 from django.db import transaction
 from django.utils import timezone
 
-from pi_dashboard.control import audit, effects, selectors, wakeup
+from pi_dashboard.audit import audit
+from pi_dashboard.audit.models import AuditOutcome
+from pi_dashboard.control import effects, selectors, wakeup
 from pi_dashboard.control.lifecycle import (
     command_ack,
     commands_confirm_from_snapshot,
     commands_expire,
     commands_pull,
 )
-from pi_dashboard.control.models import AuditOutcome, Command, CommandKind
+from pi_dashboard.control.models import Command, CommandKind
 from pi_dashboard.fleet.models import Host, HostModel, Model
 from pi_dashboard.lib.errors import DomainError
 

@@ -10,6 +10,4 @@ urlpatterns = [
         views.command_status,
         name="command_status",
     ),
-    path("audit/", views.audit, name="audit"),
-    path("audit.csv", views.audit_csv, name="audit_csv"),
 ]

@@ -1,21 +1,20 @@
-"""Control pages: commands with their live state, and the audit log."""
+"""Control pages: commands with their live state."""
 
 import uuid
 
-from django.http import Http404, HttpRequest, HttpResponse, HttpResponseBase
+from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
 from pi_dashboard.accounts.models import Role
 from pi_dashboard.accounts.roles import role_required
-from pi_dashboard.control import export, selectors
-from pi_dashboard.control.forms import AuditFilterForm, CommandFilterForm
-from pi_dashboard.lib.errors import DomainError, NotFound
+from pi_dashboard.control import selectors
+from pi_dashboard.control.forms import CommandFilterForm
+from pi_dashboard.lib.errors import NotFound
 
 # htmx stops polling an element whose response has this status (then swaps it in).
 HTMX_STOP_POLLING = 286
 COMMANDS_SHOWN = 100
-AUDIT_PAGE_SIZE = 50
 
 
 def _wants_partial(request: HttpRequest) -> bool:
@@ -62,34 +61,3 @@ def command_status(request: HttpRequest, command_id: uuid.UUID) -> HttpResponse:
         "control/command_detail.html",
         {"command": command, "trail": list(trail)},
     )
-
-
-@require_GET
-@role_required(Role.VIEWER)
-def audit(request: HttpRequest) -> HttpResponse:
-    form = AuditFilterForm(request.GET)
-    cursor = form.cleaned_data.get("cursor", "") if form.is_valid() else ""
-    try:
-        page = selectors.audit_page(
-            filters=form.filters(), cursor=cursor, limit=AUDIT_PAGE_SIZE
-        )
-    except DomainError as error:
-        form.add_error("cursor", error.detail)
-        page = selectors.audit_page(filters=form.filters(), limit=AUDIT_PAGE_SIZE)
-    template = "control/audit_list.html"
-    if _wants_partial(request):
-        template += "#audit-table"
-    context = {
-        "form": form,
-        "page": page,
-        "actions": selectors.audit_actions(),
-        "is_first_page": not cursor,
-    }
-    return render(request, template, context)
-
-
-@require_GET
-@role_required(Role.VIEWER)
-def audit_csv(request: HttpRequest) -> HttpResponseBase:
-    form = AuditFilterForm(request.GET)
-    return export.audit_csv_response(selectors.audit_queryset(filters=form.filters()))

@@ -8,8 +8,8 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from pi_dashboard.control.audit import audit_log
-from pi_dashboard.control.models import AuditOutcome
+from pi_dashboard.audit.audit import audit_log
+from pi_dashboard.audit.models import AuditOutcome
 from pi_dashboard.fleet import adaptation
 from pi_dashboard.fleet.adaptation import StoreEntry
 from pi_dashboard.fleet.auth import AGENT_TOKEN_PREFIX

@@ -182,7 +182,7 @@ def rollups_add(host_id: int, counts: dict[RollupCell, int]) -> None:
     """Add counts to the hourly cells and to their days' cells, in one statement.
 
     Both levels in the caller's transaction, so a day's row is always the sum of its
-    hourly rows (range totals read days, see fleet.pages.failures).
+    hourly rows (range totals read days, see front.pages.failures).
     """
     if not counts:
         return

@@ -6,8 +6,8 @@ from typing import Any
 
 from django.http import HttpRequest
 
-from pi_dashboard.control import audit
-from pi_dashboard.control.models import AuditOutcome
+from pi_dashboard.audit import audit
+from pi_dashboard.audit.models import AuditOutcome
 from pi_dashboard.fleet.models import Model
 
 
@@ -22,7 +22,7 @@ def audited(
     """
     info: dict[str, Any] = dict(detail)
     model = Model.objects.filter(key=model_key).first() if model_key else None
-    # control.audit writes the refusal; it reads `info` when the error arrives, so
+    # audit.audit writes the refusal; it reads `info` when the error arrives, so
     # what the block added is in it.
     with audit.refusals_audited(
         actor=getattr(request, "user", None),

@@ -5,7 +5,7 @@ import re
 import pytest
 from django.test import Client
 
-from pi_dashboard.control.models import AuditEntry
+from pi_dashboard.audit.models import AuditEntry
 from pi_dashboard.fleet.models import Agent
 
 

@@ -3,7 +3,7 @@ from django.test import Client
 
 from pi_dashboard.accounts.models import Role
 from pi_dashboard.accounts.roles import has_role
-from pi_dashboard.control.models import AuditEntry, AuditOutcome
+from pi_dashboard.audit.models import AuditEntry, AuditOutcome
 
 
 @pytest.mark.django_db

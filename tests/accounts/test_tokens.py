@@ -8,7 +8,7 @@ from django.test import Client
 
 from pi_dashboard.accounts import services
 from pi_dashboard.accounts.models import ApiToken
-from pi_dashboard.control.models import AuditEntry
+from pi_dashboard.audit.models import AuditEntry
 from pi_dashboard.lib.errors import Forbidden
 from pi_dashboard.lib.tokens import token_hash
 

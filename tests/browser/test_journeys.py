@@ -11,7 +11,8 @@ import pytest
 from django.contrib.auth.models import User
 
 from pi_dashboard.agent.config import DEFAULTS, config_write
-from pi_dashboard.control.models import AuditEntry, AuditOutcome, Command
+from pi_dashboard.audit.models import AuditEntry, AuditOutcome
+from pi_dashboard.control.models import Command
 from pi_dashboard.fleet.models import Agent, HostModel
 from pi_dashboard.lib.tokens import token_display_prefix, token_generate, token_hash
 from tests.browser.conftest import log_in, screenshot

@@ -9,7 +9,8 @@ from django.test import Client
 from django.utils import timezone
 
 from pi_dashboard.accounts.models import ApiToken
-from pi_dashboard.control.models import AuditEntry, Command, CommandState
+from pi_dashboard.audit.models import AuditEntry
+from pi_dashboard.control.models import Command, CommandState
 from pi_dashboard.fleet.models import Agent
 from tests.control.conftest import AMD, GLM, GPT, XEON, make_operator_token
 

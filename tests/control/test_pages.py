@@ -8,8 +8,9 @@ import pytest
 from django.test import Client
 from django.utils import timezone
 
+from pi_dashboard.audit.models import AuditEntry
 from pi_dashboard.control import services
-from pi_dashboard.control.models import AuditEntry, Command, CommandState
+from pi_dashboard.control.models import Command, CommandState
 from pi_dashboard.lib.errors import DomainError
 from tests.control.conftest import AMD, GLM, GPT, XEON, ack, remove_rule
 
@@ -138,7 +139,7 @@ def test_audit_page_filters(browser, fleet, operator):
 
 
 def test_audit_page_pages_with_a_cursor(browser, fleet, operator, monkeypatch):
-    from pi_dashboard.control import views
+    from pi_dashboard.audit import views
 
     monkeypatch.setattr(views, "AUDIT_PAGE_SIZE", 2)
     for mode in ("jsonStringParse", "numberFromString", "nullOptionalDrop"):

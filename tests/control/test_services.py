@@ -7,15 +7,10 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
+from pi_dashboard.audit.models import AuditEntry, AuditOutcome
 from pi_dashboard.control import services
 from pi_dashboard.control.lifecycle import CommandExpired
-from pi_dashboard.control.models import (
-    AuditEntry,
-    AuditOutcome,
-    Command,
-    CommandKind,
-    CommandState,
-)
+from pi_dashboard.control.models import Command, CommandKind, CommandState
 from pi_dashboard.fleet.models import Host, HostModel
 from pi_dashboard.lib.errors import Conflict, DomainError, NotFound
 from tests.control.conftest import (

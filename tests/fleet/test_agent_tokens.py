@@ -8,7 +8,7 @@ import pytest
 from django.core.management import call_command
 from django.test import Client
 
-from pi_dashboard.control.models import AuditEntry
+from pi_dashboard.audit.models import AuditEntry
 from pi_dashboard.fleet.models import Agent, Host
 from pi_dashboard.lib.tokens import token_hash
 

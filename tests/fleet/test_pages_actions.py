@@ -2,7 +2,8 @@
 
 import pytest
 
-from pi_dashboard.control.models import AuditEntry, AuditOutcome, Command
+from pi_dashboard.audit.models import AuditEntry, AuditOutcome
+from pi_dashboard.control.models import Command
 from tests.fleet.test_pages import AMD, XEON, login, seed_fleet
 
 MODEL = "openai/gpt-5.1"

@@ -14,7 +14,7 @@ import pytest
 from django.db.models import Q, Sum
 
 from pi_dashboard.fleet.models import Host, HostModel, Model
-from pi_dashboard.fleet.pages import failures, overview
+from pi_dashboard.front.pages import failures, overview
 from pi_dashboard.ingest import store
 from pi_dashboard.ingest.models import Rollup
 

@@ -4,7 +4,7 @@ from typing import Any
 
 import pytest
 
-from pi_dashboard.control.models import AuditEntry, AuditOutcome
+from pi_dashboard.audit.models import AuditEntry, AuditOutcome
 from pi_dashboard.probes import crypto, services
 from pi_dashboard.probes.models import Endpoint, ProbeRun
 from tests.probes.conftest import API_KEY, logged_in

@@ -6,9 +6,10 @@ from django.shortcuts import get_object_or_404, redirect
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from pi_dashboard.accounts.models import Role
-from pi_dashboard.accounts.roles import has_role, role_required
-from pi_dashboard.control import audit
-from pi_dashboard.control.models import AuditOutcome
+from pi_dashboard.accounts.roles import has_role, refused_response, role_required
+from pi_dashboard.audit import audit
+from pi_dashboard.audit.models import AuditOutcome
+from pi_dashboard.lib import jsonsafe
 from pi_dashboard.lib.errors import DomainError
 from pi_dashboard.probes import selectors, services
 from pi_dashboard.probes.audit import audited
@@ -70,9 +71,7 @@ def schedule_edit(request: HttpRequest, schedule_id: int) -> HttpResponse:
 
 def _save(request: HttpRequest, schedule: ProbeSchedule | None) -> HttpResponse:
     if not has_role(request.user, Role.OPERATOR):
-        return audit.refused_response(
-            request, needed=Role.OPERATOR, view="schedule_save"
-        )
+        return refused_response(request, needed=Role.OPERATOR, view="schedule_save")
     form = ScheduleForm(request.POST)
     if form.is_valid():
         try:
@@ -94,11 +93,14 @@ def _save(request: HttpRequest, schedule: ProbeSchedule | None) -> HttpResponse:
             request=request,
             action="probes.schedule.save",
             outcome=AuditOutcome.REFUSED,
-            detail={
-                "name": request.POST.get("name", "")[:200],
-                "code": "invalid_form",
-                "reason": form.errors.as_text()[:500],
-            },
+            # What was posted may hold what PostgreSQL's JSON cannot (NUL).
+            detail=jsonsafe.sanitise(
+                {
+                    "name": request.POST.get("name", "")[:200],
+                    "code": "invalid_form",
+                    "reason": form.errors.as_text()[:500],
+                }
+            ),
         )
     if schedule is not None:
         return page(

@@ -14,8 +14,8 @@ from html import escape
 from django import template
 from django.utils.safestring import SafeString, mark_safe
 
-from pi_dashboard.fleet.pages.overview import Cell, HostRow
-from pi_dashboard.fleet.templatetags.ui import VERDICT_LABELS, qty, rate, reltime
+from pi_dashboard.front.pages.overview import Cell, HostRow
+from pi_dashboard.front.templatetags.ui import VERDICT_LABELS, qty, rate, reltime
 
 register = template.Library()
 

@@ -7,7 +7,7 @@ from typing import Any
 from django.db.models import Sum
 from django.utils import timezone
 
-from pi_dashboard.fleet.pages.ranges import TimeRange
+from pi_dashboard.front.pages.ranges import TimeRange
 from pi_dashboard.ingest.models import Dimension, Rollup
 
 # More series than this and a chart stops being readable at a glance: the rest are

@@ -1,7 +1,8 @@
 from django.urls import path
 
-from pi_dashboard.fleet import actions, views
+from pi_dashboard.front import actions, views
 
+# The namespace stays "fleet": every template and redirect names these URLs by it.
 app_name = "fleet"
 urlpatterns = [
     path("", views.overview, name="overview"),

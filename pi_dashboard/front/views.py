@@ -1,7 +1,7 @@
 """Fleet pages: server-rendered, one URL per page; htmx requests get the named partial.
 
-Every view reads through `fleet/pages/` (rollups and current state, never raw events
-for aggregates). Actions live in `fleet/actions.py`.
+Every view reads through `front/pages/` (rollups and current state, never raw events
+for aggregates). Actions live in `front/actions.py`.
 """
 
 from typing import Any
@@ -13,15 +13,15 @@ from django.views.decorators.http import require_GET
 
 from pi_dashboard.accounts.models import Role
 from pi_dashboard.accounts.roles import role_required
-from pi_dashboard.fleet.forms import EventFilterForm, OverviewFilterForm
 from pi_dashboard.fleet.models import Agent, Host, HostModel, Model
-from pi_dashboard.fleet.pages import action_specs as specs
-from pi_dashboard.fleet.pages import detail, efficacy
-from pi_dashboard.fleet.pages import host_model as hm_pages
-from pi_dashboard.fleet.pages.charts import series_for
-from pi_dashboard.fleet.pages.failures import FAILURE_RATE_HELP, Counts, counts_by_cell
-from pi_dashboard.fleet.pages.overview import overview_build
-from pi_dashboard.fleet.pages.ranges import range_from_request
+from pi_dashboard.front.forms import EventFilterForm, OverviewFilterForm
+from pi_dashboard.front.pages import action_specs as specs
+from pi_dashboard.front.pages import detail, efficacy
+from pi_dashboard.front.pages import host_model as hm_pages
+from pi_dashboard.front.pages.charts import series_for
+from pi_dashboard.front.pages.failures import FAILURE_RATE_HELP, Counts, counts_by_cell
+from pi_dashboard.front.pages.overview import overview_build
+from pi_dashboard.front.pages.ranges import range_from_request
 from pi_dashboard.ingest.models import Dimension
 from pi_dashboard.probes import selectors as probe_selectors
 

@@ -22,7 +22,7 @@ from django.db.models import Exists, OuterRef, Q, QuerySet
 from django.urls import reverse
 
 from pi_dashboard.fleet.models import Agent, Host, HostModel, Model
-from pi_dashboard.fleet.pages.failures import FAILURE_KEYS, outcome_rows
+from pi_dashboard.front.pages.failures import FAILURE_KEYS, outcome_rows
 
 HOSTS_PER_PAGE = 25
 

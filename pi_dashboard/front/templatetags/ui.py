@@ -21,7 +21,7 @@ from django.utils.html import format_html
 from django.utils.http import urlencode
 from django.utils.safestring import SafeString, mark_safe
 
-from pi_dashboard.fleet.pages.ranges import RANGES, range_from_request
+from pi_dashboard.front.pages.ranges import RANGES, range_from_request
 from pi_dashboard.lib.isotime import parse_iso
 
 register = template.Library()

@@ -9,7 +9,7 @@ from django.db.models import Count, Max, QuerySet
 
 from pi_dashboard.control.models import Command, CommandState
 from pi_dashboard.fleet.models import Agent, Host, HostModel, Model
-from pi_dashboard.fleet.pages.failures import Counts, counts_by_cell
+from pi_dashboard.front.pages.failures import Counts, counts_by_cell
 
 OPEN_STATES = (CommandState.PENDING, CommandState.DELIVERED)
 

@@ -9,7 +9,7 @@ from django.db.models import QuerySet
 from django.http import StreamingHttpResponse
 from django.utils import timezone
 
-from pi_dashboard.control.models import AuditEntry
+from pi_dashboard.audit.models import AuditEntry
 
 CSV_HEADER = (
     "at",

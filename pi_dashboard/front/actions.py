@@ -25,11 +25,12 @@ from django.views.decorators.http import require_http_methods
 
 from pi_dashboard.accounts.models import Role
 from pi_dashboard.accounts.roles import role_required
-from pi_dashboard.control import audit, services
+from pi_dashboard.audit import audit
+from pi_dashboard.control import services
 from pi_dashboard.control.models import Command
 from pi_dashboard.fleet.models import HostModel, Model
-from pi_dashboard.fleet.pages import action_specs as specs
-from pi_dashboard.fleet.pages.detail import hostnames_by_host, hosts_with_rule
+from pi_dashboard.front.pages import action_specs as specs
+from pi_dashboard.front.pages.detail import hostnames_by_host, hosts_with_rule
 from pi_dashboard.lib.errors import DomainError
 
 # Sent with every successful htmx action; the pages' live sections listen for it.

@@ -1,16 +1,18 @@
-"""The audit log. Every control action, allowed or refused, is written here."""
+"""The audit log. Every control action, allowed or refused, is written here.
+
+`host`, `model` and `command` are typed as any model: every app writes the log, so
+the log imports none of them.
+"""
 
 import contextlib
 from collections.abc import Iterator
 from typing import Any, cast
 
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser, User
-from django.http import HttpRequest, HttpResponse
-from django.template.loader import render_to_string
+from django.db import models
+from django.http import HttpRequest
 
-from pi_dashboard.accounts.models import Role
-from pi_dashboard.control.models import AuditEntry, AuditOutcome, Command
-from pi_dashboard.fleet.models import Host, Model
+from pi_dashboard.audit.models import AuditEntry, AuditOutcome
 from pi_dashboard.lib.errors import DomainError
 
 Actor = AbstractBaseUser | AnonymousUser | None
@@ -32,9 +34,9 @@ def audit_record(
     request: HttpRequest | None,
     action: str,
     outcome: AuditOutcome,
-    host: Host | None = None,
-    model: Model | None = None,
-    command: Command | None = None,
+    host: models.Model | None = None,
+    model: models.Model | None = None,
+    command: models.Model | None = None,
     detail: dict[str, Any] | None = None,
     label: str | None = None,
 ) -> AuditEntry:
@@ -59,9 +61,9 @@ def audit_log(
     action: str,
     outcome: AuditOutcome,
     label: str | None = None,
-    host: Host | None = None,
-    model: Model | None = None,
-    command: Command | None = None,
+    host: models.Model | None = None,
+    model: models.Model | None = None,
+    command: models.Model | None = None,
     detail: dict[str, Any] | None = None,
     ip_address: str | None = None,
 ) -> AuditEntry:
@@ -74,9 +76,9 @@ def audit_log(
         actor_label=label[:200],
         action=action,
         outcome=outcome,
-        host=host,
-        model=model,
-        command=command,
+        host_id=_pk(host),
+        model_id=_pk(model),
+        command_id=_pk(command),
         detail=detail or {},
         ip_address=ip_address,
     )
@@ -88,8 +90,8 @@ def refusals_audited(
     actor: Actor,
     action: str,
     label: str | None = None,
-    host: Host | None = None,
-    model: Model | None = None,
+    host: models.Model | None = None,
+    model: models.Model | None = None,
     detail: dict[str, Any] | None = None,
     ip_address: str | None = None,
 ) -> Iterator[None]:
@@ -114,17 +116,5 @@ def refusals_audited(
         raise
 
 
-def refused_response(request: HttpRequest, *, needed: Role, view: str) -> HttpResponse:
-    """Audit a refused page or action and answer 403."""
-    audit_record(
-        request=request,
-        action=f"view:{view}" if request.method == "GET" else f"action:{view}",
-        outcome=AuditOutcome.REFUSED,
-        detail={
-            "needed_role": needed.value,
-            "path": request.path,
-            "method": request.method,
-        },
-    )
-    body = render_to_string("403.html", {"needed_role": needed.label}, request=request)
-    return HttpResponse(body, status=403)
+def _pk(row: models.Model | None) -> Any:
+    return row.pk if row is not None else None
