@@ -14,6 +14,9 @@ from pi_dashboard.lib.errors import NotFound
 
 # htmx stops polling an element whose response has this status (then swaps it in).
 HTMX_STOP_POLLING = 286
+# The event the fleet pages' live sections reload on (front.actions.CHANGED_EVENT):
+# sent when a polled command settles, so its effect shows without waiting.
+SETTLED_EVENT = "fleet-changed"
 COMMANDS_SHOWN = 100
 
 
@@ -54,7 +57,13 @@ def command_status(request: HttpRequest, command_id: uuid.UUID) -> HttpResponse:
     if _wants_partial(request):
         status = HTMX_STOP_POLLING if command.is_settled else 200
         context = {"command": command, "hide_link": "hide_link" in request.GET}
-        return render(request, "control/_command_status.html", context, status=status)
+        response = render(
+            request, "control/_command_status.html", context, status=status
+        )
+        if command.is_settled:
+            # The page's live sections (rules, counts, commands) reload at once.
+            response["HX-Trigger"] = SETTLED_EVENT
+        return response
     trail = command.audit.select_related("host", "model").order_by("at", "id")
     return render(
         request,

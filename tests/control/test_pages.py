@@ -87,6 +87,19 @@ def test_status_partial_polls_until_settled(browser, fleet, operator, amd_agent)
     assert confirmed.status_code == 286
     assert "confirmed" in confirmed.content.decode()
     assert "hx-trigger" not in confirmed.content.decode()
+    # Issue 12 item 1: the page's live sections reload once it settles.
+    assert confirmed["HX-Trigger"] == "fleet-changed"
+    assert "HX-Trigger" not in pending
+
+
+def test_polling_status_targets_itself_not_the_section_around_it(
+    browser, fleet, operator
+):
+    """Inside #hm-state (hx-target="this") a status without its own target would
+    replace the whole section when it settles (issue 12 item 1)."""
+    command = remove_rule(operator)
+    body = browser.get(f"/commands/{command.pk}/status/", **HX).content.decode()
+    assert 'hx-target="this"' in body
 
 
 def test_status_stops_for_failed_expired_and_stale_applied(browser, fleet, operator):
