@@ -25,13 +25,18 @@ def _wants_partial(request: HttpRequest) -> bool:
 def audit(request: HttpRequest) -> HttpResponse:
     form = AuditFilterForm(request.GET)
     cursor = form.cleaned_data.get("cursor", "") if form.is_valid() else ""
-    try:
-        page = selectors.audit_page(
-            filters=form.filters(), cursor=cursor, limit=AUDIT_PAGE_SIZE
-        )
-    except DomainError as error:
-        form.add_error("cursor", error.detail)
-        page = selectors.audit_page(filters=form.filters(), limit=AUDIT_PAGE_SIZE)
+    if not form.is_valid():
+        # A filter that cannot be read (a bad date) shows its error and no
+        # entries: listing everything would look like the filter had applied.
+        page = selectors.AuditPage(entries=[], next_cursor=None)
+    else:
+        try:
+            page = selectors.audit_page(
+                filters=form.filters(), cursor=cursor, limit=AUDIT_PAGE_SIZE
+            )
+        except DomainError as error:
+            form.add_error("cursor", error.detail)
+            page = selectors.AuditPage(entries=[], next_cursor=None)
     template = "control/audit_list.html"
     if _wants_partial(request):
         template += "#audit-table"
@@ -48,4 +53,10 @@ def audit(request: HttpRequest) -> HttpResponse:
 @role_required(Role.VIEWER)
 def audit_csv(request: HttpRequest) -> HttpResponseBase:
     form = AuditFilterForm(request.GET)
+    if not form.is_valid():
+        return HttpResponse(
+            f"Bad filter: {form.errors.as_text()}",
+            status=400,
+            content_type="text/plain; charset=utf-8",
+        )
     return export.audit_csv_response(selectors.audit_queryset(filters=form.filters()))

@@ -103,6 +103,16 @@ class ScheduleForm(forms.Form):
     jitter_seconds = forms.IntegerField(initial=10, min_value=0, max_value=3600)
     is_paused = forms.BooleanField(required=False, label="Paused")
 
+    # Fields that matter for one choice only: the page hides them for the others.
+    SHOW_WHEN = {
+        "every_seconds": "kind=interval",
+        "cron": "kind=crontab",
+        "selection_value": "selection_kind=tag|provider",
+    }
+
+    def fields_shown_when(self) -> list[tuple[forms.BoundField, str]]:
+        return [(field, self.SHOW_WHEN.get(field.name, "")) for field in self]
+
     def data_for_service(self) -> services.ScheduleData:
         c: dict[str, Any] = self.cleaned_data
         return services.ScheduleData(

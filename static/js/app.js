@@ -3,6 +3,8 @@
  * - Confirmation dialogs: a button with data-dialog-open="<dialog id>" opens it;
  *   [data-dialog-close] inside closes it; a dialog closes itself after its htmx form
  *   request finishes, so the live command status beneath stays in view.
+ * - Fields for one choice only: data-show-when="<name>=<v1>|<v2>" hides the element
+ *   unless the form's control <name> has one of those values.
  * - Copy buttons: a button with data-copy="<element id>" copies that element's text.
  * - Charts: <div class="chart" data-chart="<json script id>"> is drawn with uPlot from a
  *   <script type="application/json"> block {"x": [unix seconds], "series": [{"label", "values"}]}.
@@ -39,6 +41,21 @@
       }
     }
   });
+
+  function applyShowWhen(root) {
+    root.querySelectorAll("[data-show-when]").forEach(function (el) {
+      var rule = el.getAttribute("data-show-when").split("=");
+      var form = el.closest("form");
+      var control = form && form.elements[rule[0]];
+      if (!control) return;
+      el.hidden = rule[1].split("|").indexOf(control.value) < 0;
+    });
+  }
+  document.addEventListener("change", function (event) {
+    var form = event.target.closest && event.target.closest("form");
+    if (form) applyShowWhen(form);
+  });
+  document.addEventListener("DOMContentLoaded", function () { applyShowWhen(document); });
 
   document.addEventListener("htmx:afterRequest", function (event) {
     var dialog = event.target.closest && event.target.closest("dialog");

@@ -151,6 +151,19 @@ def test_audit_page_filters(browser, fleet, operator):
     assert "“From” is after “To”" in bad
 
 
+def test_invalid_audit_dates_are_a_visible_error_not_ignored(browser, fleet, operator):
+    """Issue 12 item 12: a bad date shows which filter is wrong and lists nothing,
+    rather than every entry as if it had applied; the CSV export refuses it."""
+    remove_rule(operator)
+    body = browser.get("/audit/?since=2026-13-45").content.decode()
+    assert "Filter not applied." in body
+    assert "From: Enter a valid date." in body
+    assert "command.create" not in body.split('id="audit-table"')[1]
+    csv_response = browser.get("/audit.csv?until=garbage")
+    assert csv_response.status_code == 400
+    assert "valid date" in csv_response.content.decode()
+
+
 def test_audit_page_pages_with_a_cursor(browser, fleet, operator, monkeypatch):
     from pi_dashboard.audit import views
 

@@ -157,3 +157,15 @@ def test_channel_send_test_button(operator: Any, inbox: Any) -> None:
     )
     assert "sent" in fragment.content.decode()
     assert inbox.received[-1]["body"]["event"] == "probe.test"
+
+
+def test_schedule_form_fields_say_which_kind_they_belong_to(operator: Any) -> None:
+    """Issue 12 item 12: interval and cron fields are shown for their kind only; the
+    checkbox sits on one line with its label."""
+    body = logged_in(operator).get("/probes/schedules/").content.decode()
+    assert 'data-show-when="kind=interval"><label for="id_every_seconds"' in body
+    assert 'data-show-when="kind=crontab"><label for="id_cron"' in body
+    assert 'data-show-when="selection_kind=tag|provider"' in body
+    assert (
+        '<div class="field field-check"><input type="checkbox" name="is_paused"' in body
+    )
