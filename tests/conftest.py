@@ -6,6 +6,7 @@ import pytest
 from django.contrib.auth.models import User
 
 from pi_dashboard.accounts.models import Profile, Role
+from tests.support.realpi import RealPi, realpi_or_skip
 
 ROOT = Path(__file__).resolve().parent.parent
 PI_FIXTURES = ROOT.parent / "shared" / "fixtures" / "pi-host"
@@ -53,3 +54,9 @@ def pi_fixtures() -> Path:
     if not PI_FIXTURES.is_dir():
         pytest.skip(f"shared pi fixtures not found at {PI_FIXTURES}")
     return PI_FIXTURES
+
+
+@pytest.fixture(scope="session")
+def realpi() -> RealPi:
+    """Real pi from ../shared/pi/, installed once (tests/support/realpi.py)."""
+    return realpi_or_skip()
