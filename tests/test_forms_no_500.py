@@ -10,8 +10,10 @@ from typing import Any
 import pytest
 from django.test import Client
 
+from pi_dashboard.accounts.models import Role
 from pi_dashboard.audit.models import AuditEntry, AuditOutcome
 from pi_dashboard.probes import services as probe_services
+from tests.conftest import make_user
 from tests.fleet.test_pages import AMD, seed_fleet
 
 HOSTILE = [
@@ -53,7 +55,13 @@ def objects(db: None, pi_fixtures: Any) -> dict[str, int]:
         target="http://127.0.0.1:9/hook",
         is_enabled=True,
     )
-    return {"endpoint": endpoint.pk, "schedule": schedule.pk, "channel": channel.pk}
+    person = make_user("pat-person", Role.VIEWER)
+    return {
+        "endpoint": endpoint.pk,
+        "schedule": schedule.pk,
+        "channel": channel.pk,
+        "user": person.pk,
+    }
 
 
 ENDPOINT = {
@@ -94,6 +102,10 @@ def forms(ids: dict[str, int]) -> list[tuple[str, dict[str, str]]]:
         (f"/probes/channels/{ids['channel']}/edit/", CHANNEL),
         ("/probes/fleet/", {"schedule": str(ids["schedule"])}),
         ("/account/tokens/", {"name": "laptop"}),
+        ("/agents/", {"name": "build-07"}),
+        ("/users/", {"username": "newbie", "email": "", "role": "viewer"}),
+        (f"/users/{ids['user']}/role/", {"role": "operator"}),
+        ("/corpus/", {}),
         ("/actions/remove-rule/", ACTION),
         ("/actions/reset-protocol/", ACTION),
         ("/actions/probe/", ACTION),
@@ -111,6 +123,8 @@ FILTERS: list[tuple[str, list[str]]] = [
     ("/probes/", ["tag", "provider"]),
     (f"/hosts/{AMD}/models/openai/gpt-5.1/", ["kind", "outcome", "range", "cursor"]),
     ("/models/openai/gpt-5.1/", ["range"]),
+    ("/corpus/", ["model", "host", "range", "since", "until"]),
+    ("/corpus/failure-corpus.jsonl", ["model", "since", "until"]),
 ]
 
 

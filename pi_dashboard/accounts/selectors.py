@@ -18,3 +18,10 @@ def agent_list() -> list[Agent]:
     """Every agent, active ones first, by name, with the host each reports."""
     active_first = F("revoked_at").asc(nulls_first=True)
     return list(Agent.objects.select_related("host").order_by(active_first, "name"))
+
+
+def user_list() -> list[User]:
+    """Every user with the role each has, active ones first, by name."""
+    return list(
+        User.objects.select_related("profile").order_by("-is_active", "username")
+    )
