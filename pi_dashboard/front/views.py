@@ -16,7 +16,7 @@ from pi_dashboard.accounts.roles import role_required
 from pi_dashboard.fleet.models import Agent, Host, HostModel, Model
 from pi_dashboard.front.forms import EventFilterForm, OverviewFilterForm
 from pi_dashboard.front.pages import action_specs as specs
-from pi_dashboard.front.pages import detail, efficacy
+from pi_dashboard.front.pages import detail, efficacy, probe_offer
 from pi_dashboard.front.pages import host_model as hm_pages
 from pi_dashboard.front.pages.charts import series_for
 from pi_dashboard.front.pages.failures import FAILURE_RATE_HELP, Counts, counts_by_cell
@@ -213,6 +213,7 @@ def host_model_detail(request: HttpRequest, host_id: str, key: str) -> HttpRespo
         since=tr.since(), host_ids=[hm.host_id], model_ids=[hm.model_id]
     ).get((hm.host_id, hm.model_id), Counts())
     recent = detail.recent_commands(host=hm.host, model=hm.model)
+    offer = probe_offer.probe_offer(hm.host.agents.all())
     ctx.update(
         hm=hm,
         host=hm.host,
@@ -225,7 +226,8 @@ def host_model_detail(request: HttpRequest, host_id: str, key: str) -> HttpRespo
             {"rule": r, "specs": specs.remove_rule_specs(hm, r.mode, hostnames)}
             for r in efficacy.rules_view(hm.entry, now=ctx["now"])
         ],
-        probe_action=specs.probe_spec(hm, hostnames),
+        probe_action=specs.probe_spec(hm, hostnames) if offer.is_offered else None,
+        probe_why_not=offer.why_not,
         protocol_actions=specs.reset_protocol_specs(hm, hostnames)
         if hm.protocol_status
         else [],
