@@ -100,10 +100,16 @@ def server_argvs(port: int) -> dict[str, list[str]]:
     }
 
 
-def demo_wanted(env: dict[str, str]) -> bool:
-    if env.get("PI_DEMO", "1").strip().lower() in FALSE_WORDS:
-        return False
-    return (ROOT / "pi_dashboard" / "demo" / "__main__.py").exists()
+def demo_argv(env: dict[str, str]) -> list[str]:
+    """How `make run` runs the demo: PI_DEMO=0 pauses it, PI_DEMO=always runs it
+    beside real hosts, anything else runs it on an empty (or demo) database."""
+    demo = [PY, "-m", "pi_dashboard.demo"]
+    wanted = env.get("PI_DEMO", "1").strip().lower()
+    if not (ROOT / "pi_dashboard" / "demo" / "__main__.py").exists():
+        return []
+    if wanted in FALSE_WORDS:
+        return [*demo, "--pause"]
+    return demo if wanted == "always" else [*demo, "--if-empty"]
 
 
 def command_run(env: dict[str, str], port: int) -> int:
@@ -119,8 +125,11 @@ def command_run(env: dict[str, str], port: int) -> int:
     procs = [start(name, argv, env) for name, argv in server_argvs(port).items()]
     started = {k: env[k] for k in ("DATABASE_URL", "REDIS_URL") if k in env}
     RUNNING_ENV.write_text(json.dumps(started))
-    if demo_wanted(env):
-        procs.append(start("demo", [PY, "-m", "pi_dashboard.demo", "--if-empty"], env))
+    demo = demo_argv(env)
+    if demo and demo[-1] == "--pause":
+        subprocess.run(demo, env=env, cwd=ROOT, check=False)
+    elif demo:
+        procs.append(start("demo", demo, env))
     print(
         f"\npi-dashboard is up: http://127.0.0.1:{port}/  (Ctrl-C stops everything;"
         " requests are logged to var/web-access.log)\n",

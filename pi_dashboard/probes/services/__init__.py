@@ -10,6 +10,7 @@ from pi_dashboard.probes.services.endpoints import (
     EndpointData,
     endpoint_create,
     endpoint_delete,
+    endpoint_set_enabled,
     endpoint_target,
     endpoint_update,
 )
@@ -42,6 +43,7 @@ __all__ = [
     "drift_record",
     "endpoint_create",
     "endpoint_delete",
+    "endpoint_set_enabled",
     "endpoint_target",
     "endpoint_update",
     "fleet_complete_if_done",
