@@ -35,7 +35,7 @@ class Selection:
 
 @dataclass
 class Group:
-    """Records that share a key; `trend` compares the range's two halves."""
+    """Records that share a key; `trend` compares the selection's two halves."""
 
     key: tuple[Any, ...]
     count: int = 0
@@ -138,7 +138,11 @@ def corpus_groups(selection: Selection, *, now: datetime) -> Corpus:
     rows = list(corpus_queryset(selection)[: MAX_ROWS + 1])
     is_truncated = len(rows) > MAX_ROWS
     rows = rows[:MAX_ROWS]
-    midpoint = selection.since + ((selection.until or now) - selection.since) / 2
+    # Trends compare the two halves of the time the records span (not of the
+    # range asked for, which may start long before the first of them).
+    start = rows[-1].ts if rows else selection.since
+    end = rows[0].ts if rows else (selection.until or now)
+    midpoint = start + (end - start) / 2
     shapes: dict[tuple[Any, ...], Group] = {}
     execution: dict[tuple[Any, ...], Group] = {}
     provider: dict[tuple[Any, ...], Group] = {}
