@@ -98,9 +98,34 @@
       series: series,
       axes: [axis, Object.assign({}, axis, { size: 50 })],
       scales: { y: { range: function (u, min, max) { return [0, Math.max(max, 1)]; } } },
-      legend: { live: true },
+      // The legend is written out beside the chart (labels, totals); uPlot's own
+      // shows values only while hovering.
+      legend: { show: false },
     };
+    // Markers: pi's own events (dashed) and operators' actions (solid) on the x axis.
+    var markers = data.markers || [];
+    opts.hooks = { draw: [function (u) {
+      var ctx = u.ctx;
+      markers.forEach(function (m) {
+        var x = u.valToPos(m.x, "x", true);
+        if (x < u.bbox.left || x > u.bbox.left + u.bbox.width) return;
+        ctx.save();
+        ctx.strokeStyle = m.by === "operator" ? cssVar("--accent") || "#2f81f7" : axisColour;
+        ctx.setLineDash(m.by === "operator" ? [] : [4, 3]);
+        ctx.lineWidth = 1;
+        ctx.beginPath();
+        ctx.moveTo(x, u.bbox.top);
+        ctx.lineTo(x, u.bbox.top + u.bbox.height);
+        ctx.stroke();
+        ctx.restore();
+      });
+    }] };
     var plot = new uPlot(opts, columns, el);
+    // The written legend's swatches take the series' colours.
+    var card = el.closest(".card");
+    if (card) card.querySelectorAll(".chart-swatch").forEach(function (sw) {
+      sw.style.background = PALETTE[Number(sw.dataset.series) % PALETTE.length];
+    });
     new ResizeObserver(function () {
       plot.setSize({ width: Math.max(el.clientWidth, 300), height: 240 });
     }).observe(el);

@@ -5,6 +5,7 @@ at 1400 px the fleet matrix's last column is whole. The corpus page and a refuse
 form are looked at after each action.
 """
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -202,3 +203,44 @@ def test_failure_corpus_page_after_each_filter(
     export = page.get_by_role("link", name="Export failure-corpus.jsonl")
     assert "model=ollama" in (export.get_attribute("href") or "")
     screenshot(page, "failure-corpus-filtered")
+
+
+@pytest.mark.timeout(90)
+def test_host_model_charts_are_drawn_with_legends_and_markers(
+    live_server, new_page, admin_user, full_site
+) -> None:
+    """Item 13: the host × model page has charts; the legend is on the page, not
+    only on hover, and markers are listed; 90 d is a range in the URL."""
+    from datetime import timedelta
+
+    from django.utils import timezone
+    from playwright.sync_api import expect
+
+    from pi_dashboard.fleet.models import Change, ChangeKind, HostModel
+    from tests.fleet.test_pages import add_rollups
+
+    hm = HostModel.objects.get(host__pi_id=AMD, model__key=MODEL)
+    add_rollups(hm, {("repair_mode", "numberFromString"): 5}, hours_ago=30 * 24)
+    add_rollups(hm, {("phase", "execution"): 3}, hours_ago=2)
+    Change.objects.create(
+        host_model=hm,
+        kind=ChangeKind.RULE_ADDED,
+        at=timezone.now() - timedelta(days=20),
+        mode="numberFromString",
+    )
+    page = admin_page(new_page(), live_server, admin_user)
+    page.goto(f"{live_server.url}/hosts/{AMD}/models/{MODEL}/")
+    page.get_by_role("link", name="90 d").click()
+    expect(page).to_have_url(re.compile(r"range=90d"))
+    chart = page.locator(
+        "section", has=page.get_by_role("heading", name="Repair modes applied")
+    )
+    expect(chart.locator("canvas")).to_have_count(1)
+    expect(chart.locator(".chart-keys li")).to_contain_text(["numberFromString"])
+    expect(chart.locator(".chart-legend")).to_contain_text("per 24 h")
+    expect(chart.locator(".chart-markers summary")).to_contain_text("1 marker")
+    phases = page.locator(
+        "section", has=page.get_by_role("heading", name="Execution failures by phase")
+    )
+    expect(phases.locator(".chart-keys li")).to_contain_text(["execution"])
+    screenshot(page, "host-model-charts-90d")
