@@ -110,9 +110,6 @@ class ScheduleForm(forms.Form):
         "selection_value": "selection_kind=tag|provider",
     }
 
-    def fields_shown_when(self) -> list[tuple[forms.BoundField, str]]:
-        return [(field, self.SHOW_WHEN.get(field.name, "")) for field in self]
-
     def data_for_service(self) -> services.ScheduleData:
         c: dict[str, Any] = self.cleaned_data
         return services.ScheduleData(

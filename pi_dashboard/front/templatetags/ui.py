@@ -320,3 +320,10 @@ def stream_reply(raw: str) -> chat.Reply | None:
     reply = chat.Reply()
     chat.parse_stream(raw, reply)
     return reply
+
+
+@register.filter
+def shown_when(field: Any) -> str:
+    """The `data-show-when` rule of a form field: its form's SHOW_WHEN, if any."""
+    rules = getattr(field.form, "SHOW_WHEN", {})
+    return str(rules.get(field.name, "")) if isinstance(rules, dict) else ""
