@@ -8,6 +8,7 @@ from pi_dashboard.accounts.models import Role
 from pi_dashboard.accounts.roles import role_required
 from pi_dashboard.audit import export, selectors
 from pi_dashboard.audit.forms import AuditFilterForm
+from pi_dashboard.lib import dayrange
 from pi_dashboard.lib.errors import DomainError
 
 AUDIT_PAGE_SIZE = 50
@@ -54,9 +55,5 @@ def audit(request: HttpRequest) -> HttpResponse:
 def audit_csv(request: HttpRequest) -> HttpResponseBase:
     form = AuditFilterForm(request.GET)
     if not form.is_valid():
-        return HttpResponse(
-            f"Bad filter: {form.errors.as_text()}",
-            status=400,
-            content_type="text/plain; charset=utf-8",
-        )
+        return dayrange.bad_filter_response(form)
     return export.audit_csv_response(selectors.audit_queryset(filters=form.filters()))

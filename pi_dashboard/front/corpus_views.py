@@ -1,6 +1,6 @@
 """The fleet-wide failure corpus page and its `failure-corpus.jsonl` export."""
 
-from datetime import date, datetime, time, timedelta
+from datetime import datetime
 from typing import Any
 
 from django import forms
@@ -14,43 +14,30 @@ from pi_dashboard.accounts.roles import role_required
 from pi_dashboard.front.pages import corpus
 from pi_dashboard.front.pages.ranges import RANGES
 from pi_dashboard.ingest import corpus_export
+from pi_dashboard.lib import dayrange
 
 DEFAULT_RANGE = "30d"
 EXPORT_CHUNK = 500
 
 
-class CorpusFilterForm(forms.Form):
+class CorpusFilterForm(dayrange.DayRangeForm):
     model = forms.CharField(required=False, max_length=600)
     host = forms.CharField(required=False, max_length=200)
     range = forms.ChoiceField(
         required=False, choices=[(k, r.label) for k, r in RANGES.items()]
     )
-    since = forms.DateField(required=False, label="From")
-    until = forms.DateField(required=False, label="To (inclusive)")
-
-    def clean(self) -> dict[str, Any]:
-        data = super().clean() or {}
-        since, until = data.get("since"), data.get("until")
-        if since and until and since > until:
-            raise forms.ValidationError("“From” is after “To”.")
-        return data
 
     def selection(self, now: datetime) -> corpus.Selection:
         """From/To (whole UTC days) win over the range; the range defaults to 30 d."""
         data = self.cleaned_data
-        since: date | None = data.get("since")
-        until: date | None = data.get("until")
+        since, until = self.day_bounds()
         time_range = RANGES[data.get("range") or DEFAULT_RANGE]
         return corpus.Selection(
-            since=_day_start(since) if since else time_range.since(now),
-            until=_day_start(until) + timedelta(days=1) if until else None,
+            since=since or time_range.since(now),
+            until=until,
             model_key=data.get("model", ""),
             host_id=data.get("host", ""),
         )
-
-
-def _day_start(day: date) -> datetime:
-    return datetime.combine(day, time.min, tzinfo=timezone.get_current_timezone())
 
 
 @require_GET
@@ -76,11 +63,7 @@ def corpus_export_jsonl(request: HttpRequest) -> HttpResponse | StreamingHttpRes
     """The selection's records, oldest first, as pi writes `failure-corpus.jsonl`."""
     form = CorpusFilterForm(request.GET)
     if not form.is_valid():
-        return HttpResponse(
-            f"Bad filter: {form.errors.as_text()}",
-            status=400,
-            content_type="text/plain; charset=utf-8",
-        )
+        return dayrange.bad_filter_response(form)
     rows = (
         corpus.corpus_queryset(form.selection(timezone.now()))
         .order_by("ts", "id")

@@ -84,14 +84,20 @@ class Corpus:
 
 def corpus_queryset(selection: Selection) -> QuerySet[CorpusRecord]:
     """Corpus records of the selection, newest first."""
-    rows = CorpusRecord.objects.filter(ts__gte=selection.since)
+    rows = selected(CorpusRecord.objects.all(), selection)
+    return rows.select_related("host", "model").order_by("-ts", "-id")
+
+
+def selected(rows: QuerySet[Any], selection: Selection) -> QuerySet[Any]:
+    """Corpus or event rows of the selection (both have ts, model and host)."""
+    rows = rows.filter(ts__gte=selection.since)
     if selection.until is not None:
         rows = rows.filter(ts__lt=selection.until)
     if selection.model_key:
         rows = rows.filter(model__key=selection.model_key)
     if selection.host_id:
         rows = rows.filter(host__pi_id=selection.host_id)
-    return rows.select_related("host", "model").order_by("-ts", "-id")
+    return rows
 
 
 def shape_key(payload: dict[str, Any]) -> tuple[Any, ...]:
@@ -118,15 +124,10 @@ def shape_key(payload: dict[str, Any]) -> tuple[Any, ...]:
 
 def repaired_modes(selection: Selection) -> set[tuple[str, tuple[str, ...]]]:
     """(tool, failure modes) pairs some validation in the selection repaired."""
-    events = EventRecord.objects.filter(
-        kind=EventKind.VALIDATION, outcome="repaired", ts__gte=selection.since
+    events = selected(
+        EventRecord.objects.filter(kind=EventKind.VALIDATION, outcome="repaired"),
+        selection,
     )
-    if selection.until is not None:
-        events = events.filter(ts__lt=selection.until)
-    if selection.model_key:
-        events = events.filter(model__key=selection.model_key)
-    if selection.host_id:
-        events = events.filter(host__pi_id=selection.host_id)
     pairs = set()
     for tool, payload in events.values_list("tool", "payload")[:MAX_ROWS]:
         modes = tuple(sorted(str(m) for m in payload.get("failureModes") or []))
