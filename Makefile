@@ -4,13 +4,17 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: run test install lint bench clean
+.PHONY: run test manage install lint bench clean
 
 run: $(STAMP)
 	$(PY) -m pi_dashboard.launcher run
 
 test: $(STAMP)
 	$(PY) -m pi_dashboard.launcher test -- $(PYTEST_ARGS)
+
+# manage.py with the settings and servers of `make run`: make manage ARGS="changepassword admin"
+manage: $(STAMP)
+	$(PY) -m pi_dashboard.launcher manage -- $(ARGS)
 
 install: $(STAMP)
 

@@ -45,6 +45,9 @@ INSTALLED_APPS = [
     "django_htmx",
     "template_partials",
     "django_celery_beat",
+    # Only for its templates and static files: /api/v1/docs loads Swagger UI from
+    # here, not from a CDN, so the docs work offline (issue 12 item 3).
+    "ninja",
     "pi_dashboard.accounts",
     "pi_dashboard.fleet",
     "pi_dashboard.audit",

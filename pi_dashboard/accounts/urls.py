@@ -1,6 +1,6 @@
 from django.urls import path
 
-from pi_dashboard.accounts import views
+from pi_dashboard.accounts import agent_token_views, user_views, views
 
 app_name = "accounts"
 urlpatterns = [
@@ -9,5 +9,30 @@ urlpatterns = [
         "account/tokens/<int:token_id>/revoke/",
         views.token_revoke,
         name="token_revoke",
+    ),
+    path("users/", user_views.users, name="users"),
+    path("users/<int:user_id>/role/", user_views.user_role, name="user_role"),
+    path(
+        "users/<int:user_id>/deactivate/",
+        user_views.user_active,
+        {"is_active": False},
+        name="user_deactivate",
+    ),
+    path(
+        "users/<int:user_id>/activate/",
+        user_views.user_active,
+        {"is_active": True},
+        name="user_activate",
+    ),
+    path("agents/", agent_token_views.agents, name="agents"),
+    path(
+        "agents/<uuid:agent_id>/rotate/",
+        agent_token_views.agent_rotate,
+        name="agent_rotate",
+    ),
+    path(
+        "agents/<uuid:agent_id>/revoke/",
+        agent_token_views.agent_revoke,
+        name="agent_revoke",
     ),
 ]

@@ -1,15 +1,13 @@
 """The audit page's filter form: query strings are validated, never trusted."""
 
-from datetime import date, datetime, time, timedelta
-
 from django import forms
-from django.utils import timezone
 
 from pi_dashboard.audit.models import AuditOutcome
 from pi_dashboard.audit.selectors import AuditFilters
+from pi_dashboard.lib.dayrange import DayRangeForm
 
 
-class AuditFilterForm(forms.Form):
+class AuditFilterForm(DayRangeForm):
     actor = forms.CharField(required=False, max_length=200)
     action = forms.CharField(required=False, max_length=64)
     outcome = forms.ChoiceField(
@@ -17,31 +15,18 @@ class AuditFilterForm(forms.Form):
     )
     host = forms.CharField(required=False, max_length=200)
     model = forms.CharField(required=False, max_length=600)
-    since = forms.DateField(required=False, label="From")
-    until = forms.DateField(required=False, label="To (inclusive)")
     cursor = forms.CharField(required=False, max_length=200)
-
-    def clean(self) -> dict[str, object]:
-        data = super().clean() or {}
-        since, until = data.get("since"), data.get("until")
-        if since and until and since > until:
-            raise forms.ValidationError("“From” is after “To”.")
-        return data
 
     def filters(self) -> AuditFilters:
         """The selector's filters; dates are whole UTC days, `until` included."""
         data = self.cleaned_data if self.is_valid() else {}
-        since, until = data.get("since"), data.get("until")
+        since, until = self.day_bounds()
         return AuditFilters(
             actor=data.get("actor", ""),
             action=data.get("action", ""),
             outcome=data.get("outcome", ""),
             host=data.get("host", ""),
             model=data.get("model", ""),
-            since=_day_start(since) if since else None,
-            until=_day_start(until) + timedelta(days=1) if until else None,
+            since=since,
+            until=until,
         )
-
-
-def _day_start(day: date) -> datetime:
-    return datetime.combine(day, time.min, tzinfo=timezone.get_current_timezone())

@@ -8,6 +8,7 @@ from pi_dashboard.accounts.models import Role
 from pi_dashboard.accounts.roles import role_required
 from pi_dashboard.audit import export, selectors
 from pi_dashboard.audit.forms import AuditFilterForm
+from pi_dashboard.lib import dayrange
 from pi_dashboard.lib.errors import DomainError
 from pi_dashboard.lib.htmx import wants_partial
 
@@ -19,13 +20,18 @@ AUDIT_PAGE_SIZE = 50
 def audit(request: HttpRequest) -> HttpResponse:
     form = AuditFilterForm(request.GET)
     cursor = form.cleaned_data.get("cursor", "") if form.is_valid() else ""
-    try:
-        page = selectors.audit_page(
-            filters=form.filters(), cursor=cursor, limit=AUDIT_PAGE_SIZE
-        )
-    except DomainError as error:
-        form.add_error("cursor", error.detail)
-        page = selectors.audit_page(filters=form.filters(), limit=AUDIT_PAGE_SIZE)
+    if not form.is_valid():
+        # A filter that cannot be read (a bad date) shows its error and no
+        # entries: listing everything would look like the filter had applied.
+        page = selectors.AuditPage(entries=[], next_cursor=None)
+    else:
+        try:
+            page = selectors.audit_page(
+                filters=form.filters(), cursor=cursor, limit=AUDIT_PAGE_SIZE
+            )
+        except DomainError as error:
+            form.add_error("cursor", error.detail)
+            page = selectors.AuditPage(entries=[], next_cursor=None)
     template = "control/audit_list.html"
     if wants_partial(request):
         template += "#audit-table"
@@ -42,4 +48,6 @@ def audit(request: HttpRequest) -> HttpResponse:
 @role_required(Role.VIEWER)
 def audit_csv(request: HttpRequest) -> HttpResponseBase:
     form = AuditFilterForm(request.GET)
+    if not form.is_valid():
+        return dayrange.bad_filter_response(form)
     return export.audit_csv_response(selectors.audit_queryset(filters=form.filters()))

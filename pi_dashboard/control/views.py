@@ -17,6 +17,9 @@ from pi_dashboard.control.forms import CommandFilterForm
 from pi_dashboard.lib.errors import DomainError
 from pi_dashboard.lib.htmx import STOP_POLLING, wants_partial
 
+# The event the fleet pages' live sections reload on (front.actions.CHANGED_EVENT):
+# sent when a polled command settles, so its effect shows without waiting.
+SETTLED_EVENT = "fleet-changed"
 COMMANDS_SHOWN = 100
 
 
@@ -47,7 +50,13 @@ def command_status(request: HttpRequest, command_id: uuid.UUID) -> HttpResponse:
     if wants_partial(request):
         status = STOP_POLLING if command.is_settled else 200
         context = {"command": command, "hide_link": "hide_link" in request.GET}
-        return render(request, "control/_command_status.html", context, status=status)
+        response = render(
+            request, "control/_command_status.html", context, status=status
+        )
+        if command.is_settled:
+            # The page's live sections (rules, counts, commands) reload at once.
+            response["HX-Trigger"] = SETTLED_EVENT
+        return response
     trail = command.audit.select_related("host", "model").order_by("at", "id")
     return render(
         request,

@@ -2,7 +2,8 @@
 
 `make run` starts it with `--if-empty`: the demo runs on a database without hosts,
 or resumes on the database it filled before; a database with real hosts is left
-alone.
+alone, except that the demo's probe endpoints and schedule are paused there (its
+model server is gone). `--pause` only does that (`PI_DEMO=0 make run`).
 """
 
 import argparse
@@ -21,6 +22,11 @@ def main() -> int:
         "--if-empty",
         action="store_true",
         help="only when the database has no hosts (or only this demo's hosts)",
+    )
+    parser.add_argument(
+        "--pause",
+        action="store_true",
+        help="only pause the demo's probe endpoints and schedule, then exit",
     )
     parser.add_argument(
         "--var",
@@ -44,8 +50,19 @@ def main() -> int:
     from pi_dashboard.demo import setup, supervisor
     from pi_dashboard.launcher.services import free_port
 
+    if args.pause:
+        paused = setup.probes_pause()
+        print(
+            f"demo: off; paused its probes ({paused} endpoints/schedules)", flush=True
+        )
+        return 0
     if args.if_empty and not setup.fleet_is_empty_or_demo():
-        print("demo: the database already has real hosts; no demo", flush=True)
+        paused = setup.probes_pause()
+        print(
+            "demo: the database already has real hosts; no demo"
+            + (f" (paused its probes: {paused} endpoints/schedules)" if paused else ""),
+            flush=True,
+        )
         return 0
     options = supervisor.Options(
         var_dir=args.var.resolve(),

@@ -29,6 +29,10 @@ ENDPOINTS = (
 )
 
 
+def endpoint_name(model_key: str) -> str:
+    return f"demo {model_key}"
+
+
 def fleet_is_empty_or_demo() -> bool:
     """True when every host in the database is a demo host (or there is none).
 
@@ -55,7 +59,7 @@ def probes_register(*, port: int) -> None:
     """Endpoints on the scripted server, a schedule, and a first probe right away."""
     base_url = f"http://127.0.0.1:{port}/v1"
     for model_key, behaviour in ENDPOINTS:
-        name = f"demo {model_key}"
+        name = endpoint_name(model_key)
         data = probe_services.EndpointData(
             name=name,
             base_url=base_url,
@@ -70,7 +74,10 @@ def probes_register(*, port: int) -> None:
         else:
             # The model server's port changes with every start.
             probe_services.endpoint_update(endpoint=endpoint, data=data)
-    if not ProbeSchedule.objects.filter(name=SCHEDULE_NAME).exists():
+    schedule = ProbeSchedule.objects.filter(name=SCHEDULE_NAME).first()
+    if schedule is not None and schedule.is_paused:
+        probe_services.schedule_set_paused(schedule=schedule, is_paused=False)
+    if schedule is None:
         probe_services.schedule_save(
             schedule=None,
             data=probe_services.ScheduleData(
@@ -88,6 +95,24 @@ def probes_register(*, port: int) -> None:
         selection_kind=SelectionKind.TAG,
         selection_value=TAG,
     )
+
+
+@transaction.atomic
+def probes_pause() -> int:
+    """Stop probing the demo's model server while no demo runs (it is not there).
+
+    Its endpoints are disabled and its schedule paused; `probes_register` turns
+    them back on when the demo starts again. Returns how many rows it changed.
+    """
+    changed = 0
+    names = [endpoint_name(model_key) for model_key, _ in ENDPOINTS]
+    for endpoint in Endpoint.objects.filter(name__in=names, is_enabled=True):
+        probe_services.endpoint_set_enabled(endpoint=endpoint, is_enabled=False)
+        changed += 1
+    for schedule in ProbeSchedule.objects.filter(name=SCHEDULE_NAME, is_paused=False):
+        probe_services.schedule_set_paused(schedule=schedule, is_paused=True)
+        changed += 1
+    return changed
 
 
 def probes_drift_kick() -> None:

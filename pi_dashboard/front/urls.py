@@ -1,6 +1,6 @@
 from django.urls import path
 
-from pi_dashboard.front import actions, views
+from pi_dashboard.front import actions, corpus_views, views
 
 # The namespace stays "fleet": every template and redirect names these URLs by it.
 app_name = "fleet"
@@ -10,6 +10,12 @@ urlpatterns = [
     # Model keys hold slashes (`openrouter/deepseek/deepseek-v3.2`): `path:` keeps them.
     path("models/<path:key>/", views.model_detail, name="model"),
     path("hosts/", views.host_list, name="hosts"),
+    path("corpus/", corpus_views.corpus_page, name="corpus"),
+    path(
+        "corpus/failure-corpus.jsonl",
+        corpus_views.corpus_export_jsonl,
+        name="corpus_export",
+    ),
     path("hosts/<str:host_id>/", views.host_detail, name="host"),
     path(
         "hosts/<str:host_id>/models/<path:key>/",

@@ -16,9 +16,8 @@ from pi_dashboard.accounts.roles import role_required
 from pi_dashboard.fleet.models import Agent, Host, HostModel, Model
 from pi_dashboard.front.forms import EventFilterForm, OverviewFilterForm
 from pi_dashboard.front.pages import action_specs as specs
-from pi_dashboard.front.pages import detail, efficacy
+from pi_dashboard.front.pages import chart_fit, detail, efficacy, probe_offer
 from pi_dashboard.front.pages import host_model as hm_pages
-from pi_dashboard.front.pages.charts import series_for
 from pi_dashboard.front.pages.failures import FAILURE_RATE_HELP, Counts, counts_by_cell
 from pi_dashboard.front.pages.overview import overview_build
 from pi_dashboard.front.pages.ranges import range_from_request
@@ -101,26 +100,7 @@ def model_detail(request: HttpRequest, key: str) -> HttpResponse:
             )
             for mode, hosts in by_mode.items()
         ],
-        charts=[
-            (
-                "repair-modes",
-                "Repair modes applied",
-                "repairs",
-                chart(tr, model, Dimension.REPAIR_MODE),
-            ),
-            (
-                "phases",
-                "Execution failures by phase",
-                "failures",
-                chart(tr, model, Dimension.PHASE),
-            ),
-            (
-                "codes",
-                "Execution failures by failure code",
-                "failures",
-                chart(tr, model, Dimension.FAILURE_CODE),
-            ),
-        ],
+        charts=charts_for(tr, model),
         open_commands=list(detail.open_commands(model=model)),
         **server_probes(model, runs=False, host_models=[r.host_model for r in rows]),
     )
@@ -149,8 +129,27 @@ def server_probes(
     }
 
 
-def chart(tr: Any, model: Model, dimension: Dimension) -> dict[str, Any]:
-    return series_for(dimension=dimension, time_range=tr, model_id=model.pk)
+CHARTS = [
+    ("repair-modes", "Repair modes applied", "repairs", Dimension.REPAIR_MODE),
+    ("phases", "Execution failures by phase", "failures", Dimension.PHASE),
+    ("codes", "Execution failures by failure code", "failures", Dimension.FAILURE_CODE),
+]
+
+
+def charts_for(
+    tr: Any, model: Model, host_id: int | None = None
+) -> list[tuple[str, str, str, dict[str, Any]]]:
+    """The page's charts, fitted to their data, with pi's and operators' markers."""
+    data = chart_fit.fitted_charts(
+        dimensions=[dimension for *_, dimension in CHARTS],
+        time_range=tr,
+        model_id=model.pk,
+        host_id=host_id,
+    )
+    return [
+        (dom, title, unit, series)
+        for (dom, title, unit, _), series in zip(CHARTS, data, strict=True)
+    ]
 
 
 @require_GET
@@ -209,6 +208,7 @@ def host_model_detail(request: HttpRequest, host_id: str, key: str) -> HttpRespo
         since=tr.since(), host_ids=[hm.host_id], model_ids=[hm.model_id]
     ).get((hm.host_id, hm.model_id), Counts())
     recent = detail.recent_commands(host=hm.host, model=hm.model)
+    offer = probe_offer.probe_offer(hm.host.agents.all())
     ctx.update(
         hm=hm,
         host=hm.host,
@@ -221,7 +221,9 @@ def host_model_detail(request: HttpRequest, host_id: str, key: str) -> HttpRespo
             {"rule": r, "specs": specs.remove_rule_specs(hm, r.mode, hostnames)}
             for r in efficacy.rules_view(hm.entry, now=ctx["now"])
         ],
-        probe_action=specs.probe_spec(hm, hostnames),
+        charts=charts_for(tr, hm.model, hm.host_id),
+        probe_action=specs.probe_spec(hm, hostnames) if offer.is_offered else None,
+        probe_why_not=offer.why_not,
         protocol_actions=specs.reset_protocol_specs(hm, hostnames)
         if hm.protocol_status
         else [],

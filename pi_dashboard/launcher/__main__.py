@@ -1,6 +1,8 @@
 """`python -m pi_dashboard.launcher run|test|services`: behind make run/test."""
 
 import argparse
+import contextlib
+import json
 import os
 import secrets
 import signal
@@ -11,10 +13,13 @@ from pathlib import Path
 from types import FrameType
 
 from pi_dashboard.launcher.procs import port_in_use, spawn, stop_all
-from pi_dashboard.launcher.services import services
+from pi_dashboard.launcher.services import services, wait_for_port
 
 ROOT = Path(__file__).resolve().parents[2]
 VAR = ROOT / "var"
+# While `make run` serves, the URLs of its embedded servers, so that `make manage`
+# talks to the same ones instead of starting (and then stopping) a second set.
+RUNNING_ENV = VAR / "running-services.json"
 PY = sys.executable
 FALSE_WORDS = frozenset({"0", "false", "no", "off"})
 
@@ -37,6 +42,38 @@ def manage(*args: str, env: dict[str, str]) -> None:
     code = subprocess.run([PY, str(ROOT / "manage.py"), *args], env=env).returncode
     if code != 0:
         raise LaunchError(f"`manage.py {' '.join(args)}` failed (exit {code})")
+
+
+def dev_env(env: dict[str, str]) -> dict[str, str]:
+    """What `make run` adds: development mode and the checkout's own secret key."""
+    env = {**env, "PI_DASHBOARD_DEV": "1"}
+    env.setdefault("DJANGO_SECRET_KEY", secret_key())
+    return env
+
+
+def running_services() -> dict[str, str] | None:
+    """The embedded servers of a live `make run`, if there is one."""
+    try:
+        started: dict[str, str] = json.loads(RUNNING_ENV.read_text())
+    except (OSError, ValueError):
+        return None
+    port = started.get("REDIS_URL", "").rsplit(":", 1)[-1].split("/")[0]
+    if not port.isdigit():
+        return None
+    try:
+        wait_for_port(int(port), timeout=0.5)
+    except RuntimeError:
+        return None  # left behind by a launcher that was killed
+    return started
+
+
+def command_manage(env: dict[str, str], args: list[str]) -> int:
+    """`manage.py ARGS` with the settings `make run` uses (`make manage ARGS=...`)."""
+    if not args:
+        args = ["help"]
+    return subprocess.run(
+        [PY, str(ROOT / "manage.py"), *args], env=dev_env(env)
+    ).returncode
 
 
 def start(name: str, argv: list[str], env: dict[str, str]) -> subprocess.Popen[bytes]:
@@ -63,10 +100,16 @@ def server_argvs(port: int) -> dict[str, list[str]]:
     }
 
 
-def demo_wanted(env: dict[str, str]) -> bool:
-    if env.get("PI_DEMO", "1").strip().lower() in FALSE_WORDS:
-        return False
-    return (ROOT / "pi_dashboard" / "demo" / "__main__.py").exists()
+def demo_argv(env: dict[str, str]) -> list[str]:
+    """How `make run` runs the demo: PI_DEMO=0 pauses it, PI_DEMO=always runs it
+    beside real hosts, anything else runs it on an empty (or demo) database."""
+    demo = [PY, "-m", "pi_dashboard.demo"]
+    wanted = env.get("PI_DEMO", "1").strip().lower()
+    if not (ROOT / "pi_dashboard" / "demo" / "__main__.py").exists():
+        return []
+    if wanted in FALSE_WORDS:
+        return [*demo, "--pause"]
+    return demo if wanted == "always" else [*demo, "--if-empty"]
 
 
 def command_run(env: dict[str, str], port: int) -> int:
@@ -74,15 +117,19 @@ def command_run(env: dict[str, str], port: int) -> int:
         raise LaunchError(
             f"port {port} is already in use; pick another: `PORT={port + 1} make run`"
         )
-    env = {**env, "PI_DASHBOARD_DEV": "1"}
-    env.setdefault("DJANGO_SECRET_KEY", secret_key())
+    env = dev_env(env)
     env.setdefault("PI_PROBES_ALLOW_PRIVATE", "1")  # the demo's model server is local
     env.setdefault("PI_DASHBOARD_URL", f"http://127.0.0.1:{port}")
     manage("migrate", "--noinput", env=env)
     manage("ensure_admin", env=env)
     procs = [start(name, argv, env) for name, argv in server_argvs(port).items()]
-    if demo_wanted(env):
-        procs.append(start("demo", [PY, "-m", "pi_dashboard.demo", "--if-empty"], env))
+    started = {k: env[k] for k in ("DATABASE_URL", "REDIS_URL") if k in env}
+    RUNNING_ENV.write_text(json.dumps(started))
+    demo = demo_argv(env)
+    if demo and demo[-1] == "--pause":
+        subprocess.run(demo, env=env, cwd=ROOT, check=False)
+    elif demo:
+        procs.append(start("demo", demo, env))
     print(
         f"\npi-dashboard is up: http://127.0.0.1:{port}/  (Ctrl-C stops everything;"
         " requests are logged to var/web-access.log)\n",
@@ -98,6 +145,7 @@ def command_run(env: dict[str, str], port: int) -> int:
         print("\nStopping…", flush=True)
         return 0
     finally:
+        RUNNING_ENV.unlink(missing_ok=True)
         stop_all(procs)
 
 
@@ -156,6 +204,10 @@ def parse_args() -> argparse.Namespace:
     only = sub.add_parser("pytest", help="only pytest (benchmarks: make bench)")
     only.add_argument("pytest_args", nargs=argparse.REMAINDER)
     sub.add_parser("services", help="start the embedded servers and wait")
+    manage_cmd = sub.add_parser(
+        "manage", help="manage.py with make run's settings and servers"
+    )
+    manage_cmd.add_argument("manage_args", nargs=argparse.REMAINDER)
     return parser.parse_args()
 
 
@@ -167,6 +219,11 @@ def main() -> int:
     signal.signal(signal.SIGINT, raise_interrupt)
     VAR.mkdir(exist_ok=True)
     try:
+        if args.command == "manage":
+            extra = [a for a in args.manage_args if a != "--"]
+            live = running_services()
+            with contextlib.nullcontext(live) if live else services(VAR) as started:
+                return command_manage({**os.environ, **started}, extra)
         with services(VAR) as started:
             env = {**os.environ, **started}
             if args.command == "run":

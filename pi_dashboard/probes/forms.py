@@ -102,7 +102,10 @@ class ScheduleForm(forms.Form):
     name = forms.CharField(max_length=200)
     kind = forms.ChoiceField(choices=ScheduleKind.choices, label="Runs")
     every_seconds = forms.IntegerField(
-        required=False, min_value=1, label="Every (seconds)"
+        required=False,
+        min_value=services.MIN_INTERVAL_SECONDS,
+        max_value=services.MAX_INTERVAL_SECONDS,
+        label="Every (seconds)",
     )
     cron = forms.CharField(
         required=False, label="Cron (UTC)", help_text="e.g. */15 * * * *"
@@ -111,6 +114,13 @@ class ScheduleForm(forms.Form):
     selection_value = forms.CharField(required=False, label="Tag or provider")
     jitter_seconds = forms.IntegerField(initial=10, min_value=0, max_value=3600)
     is_paused = forms.BooleanField(required=False, label="Paused")
+
+    # Fields that matter for one choice only: the page hides them for the others.
+    SHOW_WHEN = {
+        "every_seconds": "kind=interval",
+        "cron": "kind=crontab",
+        "selection_value": "selection_kind=tag|provider",
+    }
 
     def data_for_service(self) -> services.ScheduleData:
         c: dict[str, Any] = self.cleaned_data

@@ -40,6 +40,27 @@ def pi_order(
     }
 
 
+# The order `chat.request_body` and `chat.request_headers` write a request in (jsonb
+# keeps none): known keys first, in this order, at every depth; others after them.
+REQUEST_KEY_ORDER = (
+    *("Host", "Content-Type", "Authorization"),
+    *("model", "messages", "role", "content", "type", "text", "stream"),
+    *("max_tokens", "max_completion_tokens", "temperature", "stream_options"),
+    *("include_usage", "tools", "function", "name", "description", "parameters"),
+    *("properties", "required", "additionalProperties"),
+)
+
+
+def request_in_order(value: Any) -> Any:
+    """A stored request (body or headers) in the order it was sent."""
+    if isinstance(value, list):
+        return [request_in_order(item) for item in value]
+    if not isinstance(value, dict):
+        return value
+    ordered = pi_order(value, REQUEST_KEY_ORDER) or {}
+    return {key: request_in_order(item) for key, item in ordered.items()}
+
+
 def endpoint_list(*, tag: str = "", provider: str = "") -> QuerySet[Endpoint]:
     qs = Endpoint.objects.all()
     if tag:

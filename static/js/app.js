@@ -3,6 +3,9 @@
  * - Confirmation dialogs: a button with data-dialog-open="<dialog id>" opens it;
  *   [data-dialog-close] inside closes it; a dialog closes itself after its htmx form
  *   request finishes, so the live command status beneath stays in view.
+ * - Fields for one choice only: data-show-when="<name>=<v1>|<v2>" hides the element
+ *   unless the form's control <name> has one of those values.
+ * - Copy buttons: a button with data-copy="<element id>" copies that element's text.
  * - Charts: <div class="chart" data-chart="<json script id>"> is drawn with uPlot from a
  *   <script type="application/json"> block {"x": [unix seconds], "series": [{"label", "values"}]}.
  */
@@ -19,6 +22,16 @@
       }
       return;
     }
+    var copier = event.target.closest("[data-copy]");
+    if (copier) {
+      var source = document.getElementById(copier.getAttribute("data-copy"));
+      if (source && navigator.clipboard) {
+        navigator.clipboard.writeText(source.textContent.trim()).then(function () {
+          copier.textContent = "Copied";
+        });
+      }
+      return;
+    }
     var closer = event.target.closest("[data-dialog-close]");
     if (closer) {
       var owner = closer.closest("dialog");
@@ -28,6 +41,21 @@
       }
     }
   });
+
+  function applyShowWhen(root) {
+    root.querySelectorAll("[data-show-when]").forEach(function (el) {
+      var rule = el.getAttribute("data-show-when").split("=");
+      var form = el.closest("form");
+      var control = form && form.elements[rule[0]];
+      if (!control) return;
+      el.hidden = rule[1].split("|").indexOf(control.value) < 0;
+    });
+  }
+  document.addEventListener("change", function (event) {
+    var form = event.target.closest && event.target.closest("form");
+    if (form) applyShowWhen(form);
+  });
+  document.addEventListener("DOMContentLoaded", function () { applyShowWhen(document); });
 
   document.addEventListener("htmx:afterRequest", function (event) {
     var dialog = event.target.closest && event.target.closest("dialog");
@@ -70,9 +98,34 @@
       series: series,
       axes: [axis, Object.assign({}, axis, { size: 50 })],
       scales: { y: { range: function (u, min, max) { return [0, Math.max(max, 1)]; } } },
-      legend: { live: true },
+      // The legend is written out beside the chart (labels, totals); uPlot's own
+      // shows values only while hovering.
+      legend: { show: false },
     };
+    // Markers: pi's own events (dashed) and operators' actions (solid) on the x axis.
+    var markers = data.markers || [];
+    opts.hooks = { draw: [function (u) {
+      var ctx = u.ctx;
+      markers.forEach(function (m) {
+        var x = u.valToPos(m.x, "x", true);
+        if (x < u.bbox.left || x > u.bbox.left + u.bbox.width) return;
+        ctx.save();
+        ctx.strokeStyle = m.by === "operator" ? cssVar("--accent") || "#2f81f7" : axisColour;
+        ctx.setLineDash(m.by === "operator" ? [] : [4, 3]);
+        ctx.lineWidth = 1;
+        ctx.beginPath();
+        ctx.moveTo(x, u.bbox.top);
+        ctx.lineTo(x, u.bbox.top + u.bbox.height);
+        ctx.stroke();
+        ctx.restore();
+      });
+    }] };
     var plot = new uPlot(opts, columns, el);
+    // The written legend's swatches take the series' colours.
+    var card = el.closest(".card");
+    if (card) card.querySelectorAll(".chart-swatch").forEach(function (sw) {
+      sw.style.background = PALETTE[Number(sw.dataset.series) % PALETTE.length];
+    });
     new ResizeObserver(function () {
       plot.setSize({ width: Math.max(el.clientWidth, 300), height: 240 });
     }).observe(el);

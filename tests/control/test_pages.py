@@ -87,6 +87,19 @@ def test_status_partial_polls_until_settled(browser, fleet, operator, amd_agent)
     assert confirmed.status_code == 286
     assert "confirmed" in confirmed.content.decode()
     assert "hx-trigger" not in confirmed.content.decode()
+    # Issue 12 item 1: the page's live sections reload once it settles.
+    assert confirmed["HX-Trigger"] == "fleet-changed"
+    assert "HX-Trigger" not in pending
+
+
+def test_polling_status_targets_itself_not_the_section_around_it(
+    browser, fleet, operator
+):
+    """Inside #hm-state (hx-target="this") a status without its own target would
+    replace the whole section when it settles (issue 12 item 1)."""
+    command = remove_rule(operator)
+    body = browser.get(f"/commands/{command.pk}/status/", **HX).content.decode()
+    assert 'hx-target="this"' in body
 
 
 def test_status_stops_for_failed_expired_and_stale_applied(browser, fleet, operator):
@@ -136,6 +149,19 @@ def test_audit_page_filters(browser, fleet, operator):
     )
     bad = browser.get("/audit/?since=2026-02-01&until=2026-01-01").content.decode()
     assert "“From” is after “To”" in bad
+
+
+def test_invalid_audit_dates_are_a_visible_error_not_ignored(browser, fleet, operator):
+    """Issue 12 item 12: a bad date shows which filter is wrong and lists nothing,
+    rather than every entry as if it had applied; the CSV export refuses it."""
+    remove_rule(operator)
+    body = browser.get("/audit/?since=2026-13-45").content.decode()
+    assert "Filter not applied." in body
+    assert "From: Enter a valid date." in body
+    assert "command.create" not in body.split('id="audit-table"')[1]
+    csv_response = browser.get("/audit.csv?until=garbage")
+    assert csv_response.status_code == 400
+    assert "valid date" in csv_response.content.decode()
 
 
 def test_audit_page_pages_with_a_cursor(browser, fleet, operator, monkeypatch):

@@ -73,6 +73,6 @@ def test_the_run_page_shows_the_whole_assembled_reply(
     assert exchange.response["assembled"]["content"] == PROSE + ENVELOPE
 
     page = logged_in(viewer).get(reverse("probes:run", args=[run.pk])).content.decode()
-    assert "Reply as assembled" in page
+    assert "Reply, assembled" in page
     shown = ENVELOPE.replace("<", "&lt;").replace(">", "&gt;").replace('"', "&quot;")
     assert shown in page

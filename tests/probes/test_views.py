@@ -1,5 +1,6 @@
 """Probe pages through the real client: roles, forms, htmx fragments, audit."""
 
+import re
 from typing import Any
 
 import pytest
@@ -166,3 +167,40 @@ def test_status_of_an_unknown_run_is_a_404_page(viewer: Any, htmx: bool) -> None
     response = logged_in(viewer).get("/probes/runs/987654/status/", headers=headers)
     assert response.status_code == 404
     assert "No probe run 987654" in response.content.decode()
+
+
+def test_schedule_form_fields_say_which_kind_they_belong_to(operator: Any) -> None:
+    """Issue 12 item 12: interval and cron fields are shown for their kind only; the
+    checkbox sits on one line with its label."""
+    body = logged_in(operator).get("/probes/schedules/").content.decode()
+    assert 'data-show-when="kind=interval"><label for="id_every_seconds"' in body
+    assert 'data-show-when="kind=crontab"><label for="id_cron"' in body
+    assert 'data-show-when="selection_kind=tag|provider"' in body
+    assert (
+        '<div class="field field-check"><input type="checkbox" name="is_paused"' in body
+    )
+
+
+@pytest.mark.django_db
+def test_run_page_shows_pis_json_and_the_assembled_stream(
+    operator: Any, make_endpoint: Any
+) -> None:
+    """Issue 12 item 11: JSON in pi's key order (not a sorted Python repr), the
+    streamed reply put together, and breadcrumbs."""
+    from tests.probes.test_verdicts import run_probe
+
+    run = run_probe(make_endpoint("native-correct", stream=True))
+    body = logged_in(operator).get(f"/probes/runs/{run.pk}/").content.decode()
+    assert "{&#x27;" not in body  # no Python dict repr anywhere
+    tool_probe = body.split("toolProbe (as pi writes it)")[1].split("</pre>")[0]
+    keys = re.findall(r"&quot;(\w+)&quot;:", tool_probe)
+    assert keys[:2] == ["version", "status"]
+    assert keys.index("probedAt") < keys.index("nativeGrade")
+    request = body.split("<h4>Request</h4>")[1].split("</pre>")[0]
+    request_keys = re.findall(r"^  &quot;(\w+)&quot;:", request, re.M)
+    assert request_keys[:3] == ["model", "messages", "stream"]
+    assert "Reply, assembled" in body
+    assert "<code>read</code>" in body  # the native tool call, put together
+    assert "The reply as received" in body
+    assert 'aria-label="Breadcrumbs"' in body
+    assert f'<span aria-current="page">#{run.pk}</span>' in body

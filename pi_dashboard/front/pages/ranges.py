@@ -1,4 +1,4 @@
-"""The time range every page reads from the query string: `?range=24h|7d|30d`."""
+"""The time range every page reads from the query string: `?range=24h|7d|30d|90d`."""
 
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -28,6 +28,8 @@ RANGES: dict[str, TimeRange] = {
         TimeRange("24h", "24 h", 24, 1),
         TimeRange("7d", "7 d", 7 * 24, 6),
         TimeRange("30d", "30 d", 30 * 24, 24),
+        # Beyond 30 days (issue 12 item 13): hourly rollups are kept 400 days.
+        TimeRange("90d", "90 d", 90 * 24, 72),
     )
 }
 DEFAULT_RANGE = RANGES["24h"]

@@ -11,6 +11,7 @@ Nav:     {% nav_link "Label" "ns:name" ["ns:fallback" …] %}
          {% optional_url "ns:name" as v %} · {% range_switcher %}
 """
 
+import json
 from datetime import UTC, datetime
 from typing import Any
 
@@ -23,6 +24,8 @@ from django.utils.safestring import SafeString, mark_safe
 
 from pi_dashboard.front.pages.ranges import RANGES, range_from_request
 from pi_dashboard.lib.isotime import parse_iso
+from pi_dashboard.probes import chat
+from pi_dashboard.probes import selectors as probe_selectors
 
 register = template.Library()
 
@@ -293,3 +296,41 @@ def change_summary(value: Any) -> str:
     if isinstance(value, list):
         return ", ".join(str(v) for v in value)
     return str(value)
+
+
+@register.filter
+def pijson(value: Any) -> str:
+    """JSON as written, keys in their order (never `pprint`'s sorted Python repr)."""
+    return json.dumps(value, indent=2, ensure_ascii=False)
+
+
+@register.filter
+def request_json(value: Any) -> str:
+    """A probe request (body or headers) in the order it was sent, as JSON."""
+    return pijson(probe_selectors.request_in_order(value))
+
+
+@register.filter
+def reply_json(raw: str) -> str:
+    """A non-streamed reply body: its JSON indented, keys kept in order."""
+    try:
+        return pijson(json.loads(raw))
+    except (TypeError, ValueError):
+        return raw
+
+
+@register.filter
+def stream_reply(raw: str) -> chat.Reply | None:
+    """A streamed reply put together from its server-sent events (None if none)."""
+    if not isinstance(raw, str) or "data:" not in raw:
+        return None
+    reply = chat.Reply()
+    chat.parse_stream(raw, reply)
+    return reply
+
+
+@register.filter
+def shown_when(field: Any) -> str:
+    """The `data-show-when` rule of a form field: its form's SHOW_WHEN, if any."""
+    rules = getattr(field.form, "SHOW_WHEN", {})
+    return str(rules.get(field.name, "")) if isinstance(rules, dict) else ""

@@ -10,6 +10,7 @@ from pi_dashboard.probes.services.endpoints import (
     EndpointData,
     endpoint_create,
     endpoint_delete,
+    endpoint_set_enabled,
     endpoint_target,
     endpoint_update,
 )
@@ -22,6 +23,8 @@ from pi_dashboard.probes.services.runs import (
     runs_sweep,
 )
 from pi_dashboard.probes.services.schedules import (
+    MAX_INTERVAL_SECONDS,
+    MIN_INTERVAL_SECONDS,
     ScheduleData,
     schedule_delete,
     schedule_save,
@@ -29,6 +32,8 @@ from pi_dashboard.probes.services.schedules import (
 )
 
 __all__ = [
+    "MAX_INTERVAL_SECONDS",
+    "MIN_INTERVAL_SECONDS",
     "EndpointData",
     "ScheduleData",
     "channel_delete",
@@ -38,6 +43,7 @@ __all__ = [
     "drift_record",
     "endpoint_create",
     "endpoint_delete",
+    "endpoint_set_enabled",
     "endpoint_target",
     "endpoint_update",
     "fleet_complete_if_done",

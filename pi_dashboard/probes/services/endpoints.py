@@ -194,6 +194,14 @@ def endpoint_update(
 
 
 @transaction.atomic
+def endpoint_set_enabled(*, endpoint: Endpoint, is_enabled: bool) -> Endpoint:
+    """Stop (or resume) probing an endpoint without touching its settings."""
+    endpoint.is_enabled = is_enabled
+    endpoint.save(update_fields=["is_enabled"])
+    return endpoint
+
+
+@transaction.atomic
 def endpoint_delete(*, endpoint: Endpoint) -> None:
     endpoint.delete()
 

@@ -13,6 +13,8 @@ from pi_dashboard.probes.models import ProbeSchedule, ScheduleKind, SelectionKin
 
 SCHEDULED_TASK = "pi_dashboard.probes.tasks.fleet_probe_scheduled"
 MIN_INTERVAL_SECONDS = 1
+# A year: beyond it a probe schedule means "never"; PostgreSQL's integer ends at 2**31.
+MAX_INTERVAL_SECONDS = 366 * 24 * 3600
 
 
 @dataclass
@@ -54,9 +56,11 @@ def schedule_validate(data: ScheduleData) -> None:
     if not data.name.strip():
         raise DomainError("Give the schedule a name.", code="invalid_name")
     if data.kind == ScheduleKind.INTERVAL:
-        if not data.every_seconds or data.every_seconds < MIN_INTERVAL_SECONDS:
+        every = data.every_seconds
+        if not every or not MIN_INTERVAL_SECONDS <= every <= MAX_INTERVAL_SECONDS:
             raise DomainError(
-                "The interval must be a positive number of seconds.",
+                "The interval must be between 1 second and "
+                f"{MAX_INTERVAL_SECONDS} seconds (a year).",
                 code="invalid_interval",
             )
     elif data.kind == ScheduleKind.CRONTAB:

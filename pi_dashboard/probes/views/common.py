@@ -19,3 +19,14 @@ def page(
 ) -> HttpResponse:
     context.setdefault("can_operate", has_role(request.user, Role.OPERATOR))
     return render(request, template, context, status=status)
+
+
+MAX_FILTER_CHARS = 600
+
+
+def query_text(request: HttpRequest, name: str) -> str:
+    """A free-text filter from the query string; one no row can match (too long)
+    filters nothing rather than costing a scan. NUL never gets here (the request
+    guard middleware answers 400)."""
+    value = request.GET.get(name, "")
+    return "" if len(value) > MAX_FILTER_CHARS else value

@@ -15,15 +15,15 @@ from pi_dashboard.probes import selectors, services
 from pi_dashboard.probes.audit import audited
 from pi_dashboard.probes.forms import EndpointForm
 from pi_dashboard.probes.models import Endpoint, Trigger
-from pi_dashboard.probes.views.common import page, user_of
+from pi_dashboard.probes.views.common import page, query_text, user_of
 
 
 @require_GET
 @role_required(Role.VIEWER)
 def endpoint_list(request: HttpRequest) -> HttpResponse:
-    tag = request.GET.get("tag", "")
+    tag = query_text(request, "tag")
     endpoints = selectors.endpoint_list(
-        tag=tag, provider=request.GET.get("provider", "")
+        tag=tag, provider=query_text(request, "provider")
     )
     return page(
         request, "probes/endpoint_list.html", {"endpoints": endpoints, "tag": tag}
@@ -167,7 +167,7 @@ def run_status(request: HttpRequest, run_id: int) -> HttpResponse:
 @require_GET
 @role_required(Role.VIEWER)
 def run_list(request: HttpRequest) -> HttpResponse:
-    runs = selectors.run_list(state=request.GET.get("state", ""))[:200]
+    runs = selectors.run_list(state=query_text(request, "state"))[:200]
     return page(request, "probes/run_list.html", {"runs": runs})
 
 
@@ -190,5 +190,5 @@ def run_detail(request: HttpRequest, run_id: int) -> HttpResponse:
 @require_GET
 @role_required(Role.VIEWER)
 def drift_list(request: HttpRequest) -> HttpResponse:
-    drifts = selectors.drift_list(model_key=request.GET.get("model", ""))[:200]
+    drifts = selectors.drift_list(model_key=query_text(request, "model"))[:200]
     return page(request, "probes/drift_list.html", {"drifts": drifts})

@@ -8,12 +8,16 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from pi_dashboard.accounts.models import Role
 from pi_dashboard.accounts.roles import has_role, refused_response, role_required
 from pi_dashboard.audit import audit
+from pi_dashboard.audit.models import AuditOutcome
+from pi_dashboard.lib import jsonsafe
 from pi_dashboard.lib.errors import DomainError
 from pi_dashboard.probes import selectors, services
 from pi_dashboard.probes.audit import audited
 from pi_dashboard.probes.forms import ScheduleForm
 from pi_dashboard.probes.models import FleetProbe, ProbeSchedule, SelectionKind, Trigger
 from pi_dashboard.probes.views.common import page, user_of
+
+MAX_ROW_ID = 2**63 - 1  # PostgreSQL bigint
 
 
 def _schedules_page(
@@ -83,6 +87,21 @@ def _save(request: HttpRequest, schedule: ProbeSchedule | None) -> HttpResponse:
             return redirect("probes:schedules")
         except DomainError as exc:
             form.add_error(None, exc.detail)
+    else:
+        # A save the form refuses is as much a refused action as one the service does.
+        audit.audit_record(
+            request=request,
+            action="probes.schedule.save",
+            outcome=AuditOutcome.REFUSED,
+            # What was posted may hold what PostgreSQL's JSON cannot (NUL).
+            detail=jsonsafe.sanitise(
+                {
+                    "name": request.POST.get("name", "")[:200],
+                    "code": "invalid_form",
+                    "reason": form.errors.as_text()[:500],
+                }
+            ),
+        )
     if schedule is not None:
         return page(
             request,
@@ -122,9 +141,16 @@ def schedule_delete(request: HttpRequest, schedule_id: int) -> HttpResponse:
 @role_required(Role.OPERATOR)
 def fleet_start(request: HttpRequest) -> HttpResponse:
     """Probe the selected endpoints now (a schedule's selection, or all)."""
-    schedule = ProbeSchedule.objects.filter(
-        pk=request.POST.get("schedule") or 0
-    ).first()
+    raw_id = request.POST.get("schedule", "").strip()
+    schedule = None
+    if raw_id:
+        if not raw_id.isdigit() or int(raw_id) > MAX_ROW_ID:
+            return HttpResponse(
+                "Bad request: schedule must be a schedule id.",
+                status=400,
+                content_type="text/plain",
+            )
+        schedule = get_object_or_404(ProbeSchedule, pk=int(raw_id))
     kind = schedule.selection_kind if schedule else SelectionKind.ALL
     value = schedule.selection_value if schedule else ""
     fleet = services.fleet_probe_start(

@@ -15,12 +15,13 @@ class Command(BaseCommand):
         if password is None:
             self.stdout.write(
                 "Admin login: an admin already exists "
-                "(reset with `.venv/bin/python manage.py changepassword admin`)."
+                '(reset with `make manage ARGS="changepassword admin"`).'
             )
             return
         self.stdout.write(
             self.style.SUCCESS(
                 f"\n  First admin login:  user 'admin'  password '{password}'\n"
-                "  (shown once; change it under Admin → Users)\n"
+                "  (shown once; change it with "
+                '`make manage ARGS="changepassword admin"`)\n'
             )
         )
