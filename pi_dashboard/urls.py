@@ -19,4 +19,5 @@ urlpatterns = [
     path("", include("pi_dashboard.control.urls")),
     path("", include("pi_dashboard.probes.urls")),
     path("", include("pi_dashboard.accounts.urls")),
+    path("", include("pi_dashboard.alerts.urls")),
 ]
