@@ -77,6 +77,7 @@ def api_not_found(
 
 def _register_routers() -> None:
     # Imported here so that each app's router module can import `api` helpers freely.
+    from pi_dashboard.alerts.api import router as alerts_router
     from pi_dashboard.control.api import router as control_router
     from pi_dashboard.fleet.api import router as fleet_router
     from pi_dashboard.ingest.api import router as ingest_router
@@ -86,6 +87,7 @@ def _register_routers() -> None:
     api.add_router("/", fleet_router)
     api.add_router("/", control_router)
     api.add_router("/", probes_router)
+    api.add_router("/", alerts_router)
 
 
 _register_routers()

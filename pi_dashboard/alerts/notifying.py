@@ -140,7 +140,7 @@ def apprise_send(url: str, title: str, body: str) -> str:
     sender = apprise.Apprise()
     if not sender.add(url):
         return "Apprise does not understand this channel's URL."
-    with apprise.LogCapture(level=logging.WARNING) as captured:  # type: ignore[no-untyped-call]
+    with apprise.LogCapture(level=logging.WARNING, fmt="%(message)s") as captured:  # type: ignore[no-untyped-call]
         ok = sender.notify(title=title, body=body)
         said = str(captured.getvalue()).strip()
     if ok:

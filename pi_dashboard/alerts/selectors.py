@@ -118,7 +118,7 @@ def attention_now(policy: liveness.Policy | None = None) -> Attention:
         counts={
             "hosts_down": len(down),
             "alerts_firing": len(firing),
-            "pairs_degraded": degraded[0].total if degraded else 0,  # type: ignore[attr-defined]
+            "pairs_degraded": degraded[0].total if degraded else 0,
         },
     )
 

@@ -77,8 +77,12 @@ def test_matrix_lists_a_host_without_models_with_its_liveness(
 def test_grace_edges() -> None:
     now = timezone.now()
     grace = liveness.Grace(60, 120)
-    assert liveness.liveness_of(now - timedelta(seconds=59), grace, now).status == "up"
-    assert liveness.liveness_of(now - timedelta(seconds=60), grace, now).status == "late"
+
+    def status(seconds: int) -> str:
+        return liveness.liveness_of(now - timedelta(seconds=seconds), grace, now).status
+
+    assert status(59) == "up"
+    assert status(60) == "late"
     state = liveness.liveness_of(now - timedelta(seconds=120), grace, now)
     assert state.status == "down"
     assert state.since == now

@@ -4,7 +4,6 @@ import logging
 from datetime import datetime
 from typing import Any
 
-from django.db import transaction
 from django.utils import timezone
 
 from pi_dashboard.lib.errors import DomainError
@@ -57,14 +56,9 @@ def drift_record(
         variant=after[2],
         at=at,
     )
-    transaction.on_commit(lambda: _enqueue_notify(item.pk))
+    # Announced by the alerts app's "probe verdict drift" rule (issue 11), through
+    # the channels migrated from these; drift_notify stays for direct calls only.
     return item
-
-
-def _enqueue_notify(drift_id: int) -> None:
-    from pi_dashboard.probes import tasks
-
-    tasks.drift_notify.delay(drift_id)
 
 
 def drift_event(item: Drift) -> dict[str, Any]:
