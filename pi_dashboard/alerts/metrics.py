@@ -57,8 +57,18 @@ def task_outcome(task: str, state: str) -> None:
     count("pi_dashboard_celery_tasks", {"task": task, "outcome": state.lower()})
 
 
-def ingest_lines(kind: str, result: str, n: int) -> None:
-    count("pi_dashboard_ingest_lines", {"kind": kind, "result": result}, n)
+def ingest_batch(*, kind: str, stored: int, duplicate: int, rejected: int) -> None:
+    """One ingest batch's lines by result, in one round trip."""
+    counts = {"stored": stored, "duplicate": duplicate, "rejected": rejected}
+    try:
+        with _redis().pipeline(transaction=False) as pipe:
+            for result, n in counts.items():
+                if n:
+                    field = json.dumps({"kind": kind, "result": result}, sort_keys=True)
+                    pipe.hincrby("metrics:pi_dashboard_ingest_lines", field, n)
+            pipe.execute()
+    except redis.RedisError:
+        log.debug("ingest lines not counted")
 
 
 class DashboardCollector(Collector):

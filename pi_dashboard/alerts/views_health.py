@@ -60,9 +60,9 @@ def readyz(request: HttpRequest) -> HttpResponse:
         except Exception as exc:  # any failure is "not ready", never a 500
             checks[name] = {"ok": False, "detail": f"{type(exc).__name__}: {exc}"[:300]}
     if checks["redis"]["ok"]:
-        checks["worker"] = _check_age(health.WORKER_KEY, WORKER_MAX_AGE, "a worker")
+        checks["worker"] = _check_age(health.WORKER_KEY, WORKER_MAX_AGE, "worker")
         beat_max = 3.0 * settings.PI_ALERTS_EVALUATE_SECONDS + 30
-        checks["beat"] = _check_age(health.BEAT_KEY, beat_max, "a beat tick")
+        checks["beat"] = _check_age(health.BEAT_KEY, beat_max, "beat tick")
     ready = all(c["ok"] for c in checks.values()) and len(checks) == 4
     body = {
         "status": "ready" if ready else "not_ready",
