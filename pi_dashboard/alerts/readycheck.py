@@ -24,9 +24,8 @@ def main(argv: list[str]) -> int:
     checks = json.loads(body).get("checks", {})
     failing = [n for n in names if not checks.get(n, {}).get("ok")]
     for name in failing:
-        print(
-            f"{name}: {checks.get(name, {}).get('detail', 'missing')}", file=sys.stderr
-        )
+        detail = checks.get(name, {}).get("detail", "missing")
+        sys.stderr.write(f"{name}: {detail}\n")
     return 1 if failing else 0
 
 
