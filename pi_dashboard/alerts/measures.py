@@ -10,21 +10,25 @@ from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from functools import lru_cache
 from typing import Any
+from urllib.parse import quote
 
 from django.core.exceptions import FieldDoesNotExist
-from django.db.models import Count, Q, Sum
+from django.db import connection
+from django.db.models import Count, Q
 from django.urls import reverse
 
 from pi_dashboard.alerts import liveness
 from pi_dashboard.alerts.models import Signal
-from pi_dashboard.alerts.selectors import host_model_url, host_url
+from pi_dashboard.alerts.selectors import host_url
 from pi_dashboard.control.models import Command
 from pi_dashboard.fleet.models import Agent, Change, ChangeKind, Host, HostModel, Model
 from pi_dashboard.ingest.models import Dimension, Rollup
 from pi_dashboard.probes.models import Drift, Endpoint
 
 EXECUTION_FAILURE_KEYS = ("execution:failed", "execution:rejected")
+VALIDATION_KEYS = ("validation:bounced", "validation:repaired")
 # Contract: `snap` adds `reverted`; until then no command has that state.
 COMMAND_TROUBLE_STATES = ("failed", "expired", "reverted")
 
@@ -60,11 +64,92 @@ class Window:
 
 
 class Names:
-    """pi ids and model keys for the ids rollups hold (two queries per cycle)."""
+    """pi ids and model keys for the ids rollups hold (two queries per cycle), and
+    the cycle's rollup sums (`rollups`, one scan for every window; see Sums)."""
 
     def __init__(self) -> None:
         self.hosts: dict[int, str] = dict(Host.objects.values_list("pk", "pi_id"))
         self.models: dict[int, str] = dict(Model.objects.values_list("pk", "key"))
+        self.rollups: Sums | None = None
+
+    def sums(self, w: Window, dimension: str, keys: tuple[str, ...]) -> Any:
+        if self.rollups is None or not self.rollups.covers(w, dimension, keys):
+            # Called outside a cycle (or for a window it did not plan): read just this.
+            return Sums(w.now, [w.minutes], {dimension: set(keys)}).of(
+                w, dimension, keys
+            )
+        return self.rollups.of(w, dimension, keys)
+
+
+Cell = tuple[int, int | None]
+
+
+class Sums:
+    """Hourly rollup counts per host × model × (dimension, key), summed for every
+    window a cycle needs in one scan: one FILTER column per distinct window start.
+
+    The scan reads the rollup cells of the longest window only, so its cost is
+    bounded by hosts × models × hours, never by the number of events.
+    """
+
+    def __init__(
+        self, now: datetime, minutes: list[int], wanted: dict[str, set[str]]
+    ) -> None:
+        self.now = now
+        self.starts = sorted({Window(now, m, "").first_bucket for m in minutes})
+        self.wanted = wanted
+        self.cells: dict[tuple[str, str], dict[Cell, list[int]]] = defaultdict(dict)
+        if not self.starts or not wanted:
+            return
+        columns = ", ".join(
+            "coalesce(sum(count) FILTER (WHERE bucket >= %s), 0)" for _ in self.starts
+        )
+        where = " OR ".join("(dimension = %s AND key = ANY(%s))" for _ in wanted)
+        sql = (
+            f"SELECT dimension, key, host_id, model_id, {columns} "  # noqa: S608
+            f"FROM {Rollup._meta.db_table} "
+            f"WHERE bucket >= %s AND bucket <= %s AND ({where}) "
+            "GROUP BY 1, 2, 3, 4"
+        )
+        params: list[Any] = [*self.starts, self.starts[0], now]
+        for dimension, keys in wanted.items():
+            params += [dimension, sorted(keys)]
+        with connection.cursor() as cursor:
+            cursor.execute(sql, params)
+            for dimension, key, host_id, model_id, *sums in cursor.fetchall():
+                self.cells[(dimension, key)][(host_id, model_id)] = sums
+
+    def covers(self, w: Window, dimension: str, keys: tuple[str, ...]) -> bool:
+        return w.first_bucket in self.starts and set(keys) <= self.wanted.get(
+            dimension, set()
+        )
+
+    def of(self, w: Window, dimension: str, keys: tuple[str, ...]) -> dict[Cell, int]:
+        i = self.starts.index(w.first_bucket)
+        out: dict[Cell, int] = defaultdict(int)
+        for key in keys:
+            for cell, sums in self.cells.get((dimension, key), {}).items():
+                if sums[i]:
+                    out[cell] += sums[i]
+        return out
+
+
+def rollup_reads(signal: str, param: str) -> tuple[str, tuple[str, ...]] | None:
+    """The (dimension, keys) a rollup signal reads; None for the other signals."""
+    if signal in (Signal.FAILURE_RATE, Signal.FAILURE_RATE_MODEL):
+        if param.startswith("code:"):
+            return Dimension.FAILURE_CODE.value, (param[5:],)
+        if param:
+            return Dimension.PHASE.value, (param,)
+        return Dimension.OUTCOME.value, EXECUTION_FAILURE_KEYS
+    if signal == Signal.BOUNCE_RATE:
+        return Dimension.OUTCOME.value, VALIDATION_KEYS
+    return None
+
+
+@lru_cache(maxsize=1)
+def _hosts_prefix() -> str:
+    return reverse("fleet:hosts")
 
 
 def _pair(
@@ -72,7 +157,10 @@ def _pair(
 ) -> Observation:
     pi_id = names.hosts.get(host_id, str(host_id))
     key = names.models.get(model_id, "") if model_id else ""
-    url = host_model_url(pi_id, key) if key else host_url(pi_id)
+    # selectors.host_model_url / host_url without a reverse() per cell.
+    url = f"{_hosts_prefix()}{quote(pi_id, safe='')}/"
+    if key:
+        url += f"models/{quote(key)}/"
     return Observation(
         subject=f"host:{pi_id}|model:{key}",
         label=f"{pi_id} × {key}" if key else pi_id,
@@ -83,31 +171,29 @@ def _pair(
     )
 
 
-def _failure_cells(w: Window) -> Any:
-    """Rollup cells of execution failures in the window, narrowed by `param`."""
-    cells = Rollup.objects.filter(bucket__gte=w.first_bucket, bucket__lte=w.now)
-    if w.param.startswith("code:"):
-        return cells.filter(dimension=Dimension.FAILURE_CODE, key=w.param[5:])
-    if w.param:
-        return cells.filter(dimension=Dimension.PHASE, key=w.param)
-    return cells.filter(dimension=Dimension.OUTCOME, key__in=EXECUTION_FAILURE_KEYS)
+def _failures(w: Window, names: Names, signal: str) -> dict[Cell, int]:
+    reads = rollup_reads(signal, w.param)
+    assert reads is not None
+    return dict(names.sums(w, *reads))
 
 
 def failure_rate(w: Window, names: Names) -> list[Observation]:
-    rows = _failure_cells(w).values("host_id", "model_id").annotate(n=Sum("count"))
-    return [_pair(names, r["host_id"], r["model_id"], r["n"], w) for r in rows]
+    cells = _failures(w, names, Signal.FAILURE_RATE)
+    return [_pair(names, h, m, n, w) for (h, m), n in cells.items()]
 
 
 def failure_rate_model(w: Window, names: Names) -> list[Observation]:
-    rows = _failure_cells(w).values("model_id").annotate(n=Sum("count"))
+    per_model: dict[int | None, int] = defaultdict(int)
+    for (_host, model_id), n in _failures(w, names, Signal.FAILURE_RATE_MODEL).items():
+        per_model[model_id] += n
     out = []
-    for r in rows:
-        key = names.models.get(r["model_id"], "") if r["model_id"] else ""
+    for model_id, n in per_model.items():
+        key = names.models.get(model_id, "") if model_id else ""
         out.append(
             Observation(
                 subject=f"model:{key}",
                 label=key or "(no model)",
-                value=r["n"],
+                value=n,
                 url=(reverse("fleet:model", args=[key]) if key else "")
                 + f"?range={w.range_param()}",
                 model_key=key,
@@ -118,23 +204,12 @@ def failure_rate_model(w: Window, names: Names) -> list[Observation]:
 
 def bounce_rate(w: Window, names: Names) -> list[Observation]:
     """Bounced / all validations of each host × model, 0..1."""
-    rows = (
-        Rollup.objects.filter(
-            bucket__gte=w.first_bucket,
-            bucket__lte=w.now,
-            dimension=Dimension.OUTCOME,
-            key__in=("validation:bounced", "validation:repaired"),
-        )
-        .values("host_id", "model_id")
-        .annotate(
-            bounced=Sum("count", filter=Q(key="validation:bounced")),
-            total=Sum("count"),
-        )
-    )
+    bounced = names.sums(w, Dimension.OUTCOME.value, ("validation:bounced",))
+    total = names.sums(w, Dimension.OUTCOME.value, VALIDATION_KEYS)
     return [
-        _pair(names, r["host_id"], r["model_id"], (r["bounced"] or 0) / r["total"], w)
-        for r in rows
-        if r["total"]
+        _pair(names, h, m, bounced.get((h, m), 0) / n, w)
+        for (h, m), n in total.items()
+        if n
     ]
 
 
