@@ -60,6 +60,13 @@ def _rule(rule_id: int) -> AlertRule:
     return rule
 
 
+def _alert(alert_id: int) -> Alert:
+    alert = selectors.alerts_list().filter(pk=alert_id).first()
+    if alert is None:
+        raise NotFound(f"No alert {alert_id}.", code="unknown_alert")
+    return alert
+
+
 @router.get("/alert-rules", response={200: list[RuleOut], **ERRORS})
 def list_rules(request: HttpRequest) -> Any:
     """Every alert rule (viewer)."""
@@ -123,19 +130,14 @@ def list_alerts(request: HttpRequest, filters: Query[AlertFilters]) -> Any:
 @router.get("/alerts/{alert_id}", response={200: AlertOut, **ERRORS})
 def get_alert(request: HttpRequest, alert_id: int) -> Any:
     require_role(request, Role.VIEWER, action="api:get_alert")
-    alert = selectors.alerts_list().filter(pk=alert_id).first()
-    if alert is None:
-        raise NotFound(f"No alert {alert_id}.", code="unknown_alert")
-    return alert_out(alert)
+    return alert_out(_alert(alert_id))
 
 
 @router.post("/alerts/{alert_id}/ack", response={200: AlertOut, **ERRORS})
 def acknowledge_alert(request: HttpRequest, alert_id: int) -> Any:
     """Acknowledge a firing alert (operator); 409 when it is not firing."""
     require_role(request, Role.OPERATOR, action="api:acknowledge_alert")
-    alert = selectors.alerts_list().filter(pk=alert_id).first()
-    if alert is None:
-        raise NotFound(f"No alert {alert_id}.", code="unknown_alert")
+    alert = _alert(alert_id)
     user = request.user if isinstance(request.user, User) else None
     with audited(request, "alerts.alert.acknowledge", alert=alert.pk):
         alert = services.alert_acknowledge(alert=alert, user=user)

@@ -8,7 +8,6 @@ and the suppressed notification is kept, visibly, as `suppressed`.
 """
 
 import logging
-import os
 from datetime import datetime, timedelta
 from urllib.parse import urlsplit
 
@@ -29,13 +28,9 @@ from pi_dashboard.alerts.models import (
 from pi_dashboard.alerts.scopes import Subject, scope_covers
 from pi_dashboard.lib.errors import DomainError
 from pi_dashboard.probes import crypto
+from pi_dashboard.probes.notify import dashboard_url
 
 log = logging.getLogger(__name__)
-
-
-def dashboard_url(path: str) -> str:
-    base = os.environ.get("PI_DASHBOARD_URL", "").rstrip("/")
-    return f"{base}{path}" if base and path.startswith("/") else path
 
 
 def url_hint(url: str) -> str:

@@ -5,7 +5,6 @@ from datetime import timedelta
 from typing import Any
 
 from django.contrib import messages
-from django.contrib.auth.models import User
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect
 from django.utils import timezone
@@ -29,11 +28,7 @@ from pi_dashboard.alerts.models import (
 )
 from pi_dashboard.lib.errors import DomainError
 from pi_dashboard.probes.audit import audited
-from pi_dashboard.probes.views.common import page
-
-
-def _user(request: HttpRequest) -> User | None:
-    return request.user if isinstance(request.user, User) else None
+from pi_dashboard.probes.views.common import page, user_of
 
 
 @require_GET
@@ -58,7 +53,7 @@ def alert_ack(request: HttpRequest, alert_id: int) -> HttpResponse:
     alert = get_object_or_404(Alert, pk=alert_id)
     try:
         with audited(request, "alerts.alert.acknowledge", alert=alert.pk):
-            services.alert_acknowledge(alert=alert, user=_user(request))
+            services.alert_acknowledge(alert=alert, user=user_of(request))
         messages.success(request, f"Acknowledged {alert.rule.name}: {alert.label}.")
     except DomainError as exc:
         messages.error(request, exc.detail)
