@@ -43,6 +43,9 @@ class Cycle:
     def __init__(self, now: datetime, rules: list[AlertRule]) -> None:
         self.now = now
         self.names = measures.Names()
+        self._measured: dict[tuple[str, int, str], list[measures.Observation]] = {}
+        # Seconds each measure took (the benchmark prints the slowest).
+        self.timings: dict[tuple[str, int, str], float] = {}
         # Every rollup signal of every rule, every window: one scan (measures.Sums).
         wanted: dict[str, set[str]] = defaultdict(set)
         minutes = []
@@ -51,11 +54,13 @@ class Cycle:
             if reads is not None:
                 wanted[reads[0]].update(reads[1])
                 minutes.append(rule.window_minutes)
+        started = time.perf_counter()
         self.names.rollups = measures.Sums(now, minutes, dict(wanted))
+        self.timings[("rollup scan", max(minutes, default=0), "")] = (
+            time.perf_counter() - started
+        )
+        self.suppressions = notifying.Suppressions(now)
         self.tags = measures.host_tags()
-        self._measured: dict[tuple[str, int, str], list[measures.Observation]] = {}
-        # Seconds each measure took (the benchmark prints the slowest).
-        self.timings: dict[tuple[str, int, str], float] = {}
 
     def observe(self, rule: AlertRule) -> list[measures.Observation]:
         key = (rule.signal, rule.window_minutes, rule.param)
@@ -65,6 +70,15 @@ class Cycle:
             self._measured[key] = measures.MEASURES[rule.signal](window, self.names)
             self.timings[key] = time.perf_counter() - started
         return self._measured[key]
+
+    def notify(self, alert: Alert, rule: AlertRule, kind: str) -> None:
+        notifying.notifications_queue(
+            alert=alert,
+            kind=kind,
+            subject=self.subject(alert.host_id, alert.model_key),
+            suppressions=self.suppressions,
+            channels=list(rule.channels.all()),  # prefetched with the rules
+        )
 
     def subject(self, host_id: int | None, model_key: str) -> Subject:
         return Subject(
@@ -85,7 +99,11 @@ def alerts_evaluate(*, now: datetime | None = None) -> CycleResult:
     """Evaluate every enabled rule once; notifications are queued on commit."""
     started = time.perf_counter()
     now = now or timezone.now()
-    rules = list(AlertRule.objects.filter(is_enabled=True).order_by("pk"))
+    rules = list(
+        AlertRule.objects.filter(is_enabled=True)
+        .prefetch_related("channels")
+        .order_by("pk")
+    )
     cycle = Cycle(now, rules)
     result = CycleResult()
     open_by_rule: dict[int, dict[str, Alert]] = {r.pk: {} for r in rules}
@@ -154,11 +172,7 @@ def _rule_evaluate(
             _event(alert, AlertEventKind.REMINDED, now)
             result.reminded.append(alert.pk)
         if kind is not None:
-            notifying.notifications_queue(
-                alert=alert,
-                kind=kind,
-                subject=cycle.subject(alert.host_id, alert.model_key),
-            )
+            cycle.notify(alert, rule, kind)
     for subject, alert in open_alerts.items():
         if subject in breached:
             continue
@@ -173,11 +187,7 @@ def _rule_evaluate(
             alert.save()
             _event(alert, AlertEventKind.RESOLVED, now)
             result.resolved.append(alert.pk)
-            notifying.notifications_queue(
-                alert=alert,
-                kind=NotificationKind.RESOLVED,
-                subject=cycle.subject(alert.host_id, alert.model_key),
-            )
+            cycle.notify(alert, rule, NotificationKind.RESOLVED)
         else:
             alert.save(update_fields=["clears", "breaches"])
 

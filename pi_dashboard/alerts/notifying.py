@@ -13,7 +13,6 @@ from urllib.parse import urlsplit
 
 import apprise
 from django.db import transaction
-from django.db.models import Q
 from django.utils import timezone
 
 from pi_dashboard.alerts.models import (
@@ -64,20 +63,28 @@ def maintenance_active(window: MaintenanceWindow, now: datetime) -> bool:
     return False
 
 
-def suppressed_by(*, alert: Alert, subject: Subject, now: datetime) -> str:
-    """Why delivery is suppressed now ('' when it is not)."""
-    silences = Silence.objects.filter(starts_at__lte=now, ends_at__gt=now).filter(
-        Q(rule__isnull=True) | Q(rule_id=alert.rule_id)
-    )
-    for s in silences:
-        if scope_covers(s.scope_kind, s.scope_value, subject):
-            return f"silenced until {s.ends_at:%Y-%m-%d %H:%M} UTC"
-    for w in MaintenanceWindow.objects.all():
-        if maintenance_active(w, now) and scope_covers(
-            w.scope_kind, w.scope_value, subject
-        ):
-            return f"maintenance: {w.name}"
-    return ""
+class Suppressions:
+    """Active silences and maintenance windows, read once (per cycle)."""
+
+    def __init__(self, now: datetime) -> None:
+        self.silences = list(
+            Silence.objects.filter(starts_at__lte=now, ends_at__gt=now)
+        )
+        self.windows = [
+            w for w in MaintenanceWindow.objects.all() if maintenance_active(w, now)
+        ]
+
+    def why(self, alert: Alert, subject: Subject) -> str:
+        """Why delivery is suppressed now ('' when it is not)."""
+        for s in self.silences:
+            if s.rule_id in (None, alert.rule_id) and scope_covers(
+                s.scope_kind, s.scope_value, subject
+            ):
+                return f"silenced until {s.ends_at:%Y-%m-%d %H:%M} UTC"
+        for w in self.windows:
+            if scope_covers(w.scope_kind, w.scope_value, subject):
+                return f"maintenance: {w.name}"
+        return ""
 
 
 def message(alert: Alert, kind: str) -> tuple[str, str]:
@@ -99,13 +106,27 @@ def message(alert: Alert, kind: str) -> tuple[str, str]:
 
 
 @transaction.atomic
-def notifications_queue(*, alert: Alert, kind: str, subject: Subject) -> list[int]:
-    """One notification per enabled channel of the alert's rule; sent after commit."""
+def notifications_queue(
+    *,
+    alert: Alert,
+    kind: str,
+    subject: Subject,
+    suppressions: Suppressions | None = None,
+    channels: list[Channel] | None = None,
+) -> list[int]:
+    """One notification per enabled channel of the alert's rule; sent after commit.
+
+    An evaluation cycle passes what it read once (suppressions, the rule's channels).
+    """
     now = timezone.now()
-    why = suppressed_by(alert=alert, subject=subject, now=now)
+    why = (suppressions or Suppressions(now)).why(alert, subject)
     title, body = message(alert, kind)
     ids = []
-    for channel in alert.rule.channels.filter(is_enabled=True):
+    if channels is None:
+        channels = list(alert.rule.channels.all())
+    for channel in channels:
+        if not channel.is_enabled:
+            continue
         n = Notification.objects.create(
             alert=alert,
             channel=channel,
