@@ -202,14 +202,19 @@ def failure_rate_model(w: Window, names: Names) -> list[Observation]:
     return out
 
 
+# A rate of 1 bounce out of 1 validation says nothing: fewer are not measured.
+MIN_VALIDATIONS = 10
+
+
 def bounce_rate(w: Window, names: Names) -> list[Observation]:
-    """Bounced / all validations of each host × model, 0..1."""
+    """Bounced / all validations of each host × model, 0..1 (at least
+    MIN_VALIDATIONS in the window)."""
     bounced = names.sums(w, Dimension.OUTCOME.value, ("validation:bounced",))
     total = names.sums(w, Dimension.OUTCOME.value, VALIDATION_KEYS)
     return [
         _pair(names, h, m, bounced.get((h, m), 0) / n, w)
         for (h, m), n in total.items()
-        if n
+        if n >= MIN_VALIDATIONS
     ]
 
 

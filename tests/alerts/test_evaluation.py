@@ -77,13 +77,18 @@ def test_bounce_rate_is_bounced_over_all_validations() -> None:
     add_counts(
         pair("h1", "openai/gpt-5.1"),
         {
-            (Dimension.OUTCOME, "validation:bounced"): 3,
-            (Dimension.OUTCOME, "validation:repaired"): 1,
+            (Dimension.OUTCOME, "validation:bounced"): 9,
+            (Dimension.OUTCOME, "validation:repaired"): 3,
         },
     )
     add_counts(
         pair("h2", "openai/gpt-5.1"),
         {(Dimension.OUTCOME, "validation:repaired"): 9},
+    )
+    # Too few validations to say anything: 2 bounced of 2.
+    add_counts(
+        pair("h3", "openai/gpt-5.1"),
+        {(Dimension.OUTCOME, "validation:bounced"): 2},
     )
     rule("bounces", "bounce_rate", threshold=0.5)
     evaluate()

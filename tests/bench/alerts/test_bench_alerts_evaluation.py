@@ -62,6 +62,28 @@ def add_rollups(first: int, last: int) -> None:
     sql("VACUUM ANALYZE ingest_rollup")
 
 
+HOT_CELLS = 20
+
+
+def add_hot_cells() -> None:
+    """20 host × model pairs in trouble this hour, far above the background: what
+    the thresholds are set to catch, the same at every event count."""
+    sql(
+        """INSERT INTO ingest_rollup (bucket, host_id, model_id, dimension, key, count)
+           SELECT date_trunc('hour', now()), hm.host_id, hm.model_id, d.dim, d.key, 500
+           FROM (SELECT host_id, model_id FROM fleet_hostmodel
+                 ORDER BY host_id, model_id LIMIT %s) hm
+           CROSS JOIN (VALUES ('outcome', 'execution:failed'),
+                              ('outcome', 'validation:bounced'),
+                              ('phase', 'execution'), ('phase', 'preflight'),
+                              ('failure_code', 'timeout'),
+                              ('failure_code', 'permission')) AS d(dim, key)
+           ON CONFLICT (bucket, host_id, model_id, dimension, key)
+           DO UPDATE SET count = ingest_rollup.count + EXCLUDED.count""",
+        [HOT_CELLS],
+    )
+
+
 def make_rules() -> None:
     """50 rules: every signal, several windows, phases, codes, scopes."""
     specs: list[dict[str, object]] = []
@@ -72,12 +94,17 @@ def make_rules() -> None:
                     "signal": "failure_rate",
                     "param": param,
                     "window_minutes": window,
-                    "threshold": 3,
+                    "threshold": 200,
                 }
             )
-    for window in (60, 360, 1440):
+    # Thresholds above the 5 M background, below it plus a hot cell.
+    for window, threshold in ((60, 450), (360, 1000), (1440, 3300)):
         specs.append(
-            {"signal": "failure_rate_model", "window_minutes": window, "threshold": 400}
+            {
+                "signal": "failure_rate_model",
+                "window_minutes": window,
+                "threshold": threshold,
+            }
         )
         specs.append(
             {"signal": "bounce_rate", "window_minutes": window, "threshold": 0.9}
@@ -89,7 +116,7 @@ def make_rules() -> None:
                 "scope_kind": "provider",
                 "scope_value": f"prov{p}",
                 "window_minutes": 60,
-                "threshold": 2,
+                "threshold": 200,
             }
         )
     for h in range(1, 6):
@@ -99,7 +126,7 @@ def make_rules() -> None:
                 "scope_kind": "host",
                 "scope_value": f"bench-host-{h}",
                 "window_minutes": 60,
-                "threshold": 1,
+                "threshold": 100,
                 "fire_after": 2,
             }
         )
@@ -122,7 +149,7 @@ def make_rules() -> None:
                 "scope_kind": "model",
                 "scope_value": f"prov{m % 4}/bench-model-{m}",
                 "window_minutes": 120,
-                "threshold": 50,
+                "threshold": 600,
             }
         )
     assert len(specs) == 50
@@ -169,6 +196,8 @@ def test_one_cycle_of_50_rules_is_flat_in_events() -> None:
     for target in TARGETS:
         start = time.perf_counter()
         add_rollups(done + 1, target)
+        if not done:
+            add_hot_cells()
         done = target
         print(
             f"\n{target:,} events as {rollup_rows():,} hourly rollup rows, seeded in "
