@@ -75,3 +75,15 @@ class MaintenanceForm(forms.Form):
             return [int(d) for d in raw.replace(" ", "").split(",") if d]
         except ValueError as exc:
             raise forms.ValidationError("Weekdays are numbers 1-7.") from exc
+
+
+class GraceForm(forms.Form):
+    host = forms.CharField(max_length=200, required=False, help_text="pi host id")
+    tag = forms.CharField(max_length=64, required=False)
+    late_seconds = forms.IntegerField(min_value=1)
+    down_seconds = forms.IntegerField(min_value=2)
+
+
+class HostTagForm(forms.Form):
+    host = forms.CharField(max_length=200, help_text="pi host id")
+    tag = forms.CharField(max_length=64)

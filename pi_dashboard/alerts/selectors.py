@@ -16,6 +16,8 @@ from pi_dashboard.alerts.models import (
     AlertRule,
     AlertState,
     Channel,
+    HostTag,
+    LivenessGrace,
     MaintenanceWindow,
     Notification,
     Silence,
@@ -167,3 +169,11 @@ def notifications_recent(limit: int = 50) -> QuerySet[Notification]:
     return Notification.objects.select_related("channel", "alert", "alert__rule")[
         :limit
     ]
+
+
+def graces() -> QuerySet[LivenessGrace]:
+    return LivenessGrace.objects.select_related("host").order_by("tag", "host__pi_id")
+
+
+def host_tags() -> QuerySet[HostTag]:
+    return HostTag.objects.select_related("host").order_by("tag", "host__pi_id")

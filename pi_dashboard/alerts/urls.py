@@ -33,6 +33,11 @@ urlpatterns = [
         views.maintenance_delete,
         name="maintenance_delete",
     ),
+    path("alerts/grace/", views.grace_save, name="grace_save"),
+    path(
+        "alerts/grace/<int:grace_id>/delete/", views.grace_delete, name="grace_delete"
+    ),
+    path("alerts/tags/", views.host_tag, name="host_tag"),
     path("healthz", views_health.healthz, name="healthz"),
     path("readyz", views_health.readyz, name="readyz"),
     path("metrics", views_health.metrics_view, name="metrics"),

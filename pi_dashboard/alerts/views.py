@@ -12,9 +12,11 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from pi_dashboard.accounts.models import Role
 from pi_dashboard.accounts.roles import role_required
-from pi_dashboard.alerts import notifying, selectors, services
+from pi_dashboard.alerts import liveness, notifying, selectors, services
 from pi_dashboard.alerts.forms import (
     ChannelForm,
+    GraceForm,
+    HostTagForm,
     MaintenanceForm,
     RuleForm,
     SilenceForm,
@@ -23,9 +25,11 @@ from pi_dashboard.alerts.models import (
     Alert,
     AlertRule,
     Channel,
+    LivenessGrace,
     MaintenanceWindow,
     Silence,
 )
+from pi_dashboard.fleet.models import Host
 from pi_dashboard.lib.errors import DomainError
 from pi_dashboard.probes.audit import audited
 from pi_dashboard.probes.views.common import page, user_of
@@ -217,6 +221,11 @@ def silence_list(request: HttpRequest) -> HttpResponse:
             "silences": selectors.silences_recent(),
             "windows": selectors.maintenance_windows(),
             "maintenance_form": MaintenanceForm(),
+            "graces": selectors.graces(),
+            "grace_form": GraceForm(),
+            "tags": selectors.host_tags(),
+            "tag_form": HostTagForm(),
+            "default_grace": liveness.default_grace(),
             "now": timezone.now(),
             "tab": "silences",
         },
@@ -270,4 +279,67 @@ def maintenance_delete(request: HttpRequest, window_id: int) -> HttpResponse:
     with audited(request, "alerts.maintenance.delete", name=window.name):
         services.maintenance_delete(window=window)
     messages.success(request, f"Deleted maintenance window {window.name}.")
+    return redirect("alerts:silences")
+
+
+def _host(pi_id: str) -> Host:
+    host = Host.objects.filter(pi_id=pi_id.strip()).first()
+    if host is None:
+        raise DomainError(f"No host {pi_id!r}.", code="unknown_host")
+    return host
+
+
+@require_POST
+@role_required(Role.OPERATOR)
+def grace_save(request: HttpRequest) -> HttpResponse:
+    """Late/down grace for one host or one tag."""
+    form = GraceForm(request.POST)
+    if not form.is_valid():
+        messages.error(request, f"Grace not saved: {form.errors.as_text()}")
+        return redirect("alerts:silences")
+    c = form.cleaned_data
+    try:
+        with audited(request, "alerts.grace.set", host=c["host"], tag=c["tag"]):
+            services.grace_set(
+                host=_host(c["host"]) if c["host"] else None,
+                tag=c["tag"] or "",
+                late_seconds=c["late_seconds"],
+                down_seconds=c["down_seconds"],
+            )
+        messages.success(request, "Liveness grace saved.")
+    except DomainError as exc:
+        messages.error(request, exc.detail)
+    return redirect("alerts:silences")
+
+
+@require_POST
+@role_required(Role.OPERATOR)
+def grace_delete(request: HttpRequest, grace_id: int) -> HttpResponse:
+    grace = get_object_or_404(LivenessGrace, pk=grace_id)
+    with audited(request, "alerts.grace.delete", grace=grace.pk):
+        services.grace_delete(grace=grace)
+    messages.success(request, "Liveness grace removed: the default applies.")
+    return redirect("alerts:silences")
+
+
+@require_POST
+@role_required(Role.OPERATOR)
+def host_tag(request: HttpRequest) -> HttpResponse:
+    """Add (or with remove=1, remove) a tag on a host."""
+    form = HostTagForm(request.POST)
+    if not form.is_valid():
+        messages.error(request, f"Tag not saved: {form.errors.as_text()}")
+        return redirect("alerts:silences")
+    c = form.cleaned_data
+    remove = request.POST.get("remove") == "1"
+    try:
+        with audited(request, "alerts.tag.set", host=c["host"], tag=c["tag"]):
+            host = _host(c["host"])
+            if remove:
+                services.host_tag_remove(host=host, tag=c["tag"])
+            else:
+                services.host_tag_add(host=host, tag=c["tag"])
+        messages.success(request, f"Tag {c['tag']} {'removed' if remove else 'added'}.")
+    except DomainError as exc:
+        messages.error(request, exc.detail)
     return redirect("alerts:silences")

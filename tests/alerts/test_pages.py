@@ -188,3 +188,24 @@ def test_overview_is_calm_when_nothing_is_wrong(viewer) -> None:
     pair("h-up", "openai/gpt-5.1")
     page = logged_in(viewer).get("/").content.decode()
     assert 'data-attention="calm"' in page
+
+
+def test_operator_sets_grace_per_tag_and_host_from_the_page(operator) -> None:
+    pair("h-sat", "openai/gpt-5.1", contact_ago=timedelta(minutes=20))
+    client = logged_in(operator)
+    client.post("/alerts/tags/", {"host": "h-sat", "tag": "satellite"})
+    client.post(
+        "/alerts/grace/",
+        {"tag": "satellite", "late_seconds": "1800", "down_seconds": "3600"},
+    )
+    hosts = client.get("/hosts/").content.decode()
+    assert 'data-liveness="up"' in hosts  # 20 min is within the tag's grace
+    page = client.get("/alerts/silences/").content.decode()
+    assert "tag satellite" in page
+    assert "1800 s" in page
+    unknown = client.post(
+        "/alerts/grace/",
+        {"host": "nope", "late_seconds": "10", "down_seconds": "20"},
+        follow=True,
+    )
+    assert "No host &#x27;nope&#x27;." in unknown.content.decode()
