@@ -11,7 +11,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
-from django.db import transaction
+from django.db import connection, transaction
 from django.utils import timezone
 
 from pi_dashboard.alerts import measures, notifying
@@ -26,6 +26,9 @@ from pi_dashboard.alerts.models import (
 )
 from pi_dashboard.alerts.scopes import Subject, scope_covers
 
+# pg advisory lock key of the evaluation cycle ("alerts" in ASCII).
+EVALUATION_LOCK = 0x616C65727473
+
 
 @dataclass
 class CycleResult:
@@ -34,6 +37,7 @@ class CycleResult:
     resolved: list[int] = field(default_factory=list)
     reminded: list[int] = field(default_factory=list)
     seconds: float = 0.0
+    skipped: bool = False  # another cycle was running
     timings: dict[tuple[str, int, str], float] = field(default_factory=dict)
 
 
@@ -99,6 +103,12 @@ def alerts_evaluate(*, now: datetime | None = None) -> CycleResult:
     """Evaluate every enabled rule once; notifications are queued on commit."""
     started = time.perf_counter()
     now = now or timezone.now()
+    # One cycle at a time: a slow cycle and the next beat tick must not both create
+    # the same alert. The lock ends with the transaction.
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_try_advisory_xact_lock(%s)", [EVALUATION_LOCK])
+        if not cursor.fetchone()[0]:
+            return CycleResult(skipped=True)
     rules = list(
         AlertRule.objects.filter(is_enabled=True)
         .prefetch_related("channels")

@@ -16,6 +16,7 @@ def alerts_evaluate() -> dict[str, Any]:
         "fired": len(result.fired),
         "resolved": len(result.resolved),
         "seconds": round(result.seconds, 3),
+        "skipped": result.skipped,
     }
 
 

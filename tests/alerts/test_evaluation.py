@@ -280,3 +280,31 @@ def test_contract_signals_are_no_ops_until_the_agent_fields_exist() -> None:
     # With the migrated "Probe verdict drift" rule.
     assert evaluate().rules == 3
     assert Alert.objects.count() == 0
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_second_cycle_while_one_runs_is_skipped() -> None:
+    import threading
+
+    from django.db import connection, transaction
+
+    from pi_dashboard.alerts.evaluation import EVALUATION_LOCK
+
+    held, release = threading.Event(), threading.Event()
+
+    def hold_the_lock() -> None:
+        with transaction.atomic(), connection.cursor() as cursor:
+            cursor.execute("SELECT pg_advisory_xact_lock(%s)", [EVALUATION_LOCK])
+            held.set()
+            release.wait(10)
+        connection.close()
+
+    thread = threading.Thread(target=hold_the_lock)
+    thread.start()
+    try:
+        assert held.wait(10)
+        assert evaluate().skipped
+    finally:
+        release.set()
+        thread.join()
+    assert not evaluate().skipped
