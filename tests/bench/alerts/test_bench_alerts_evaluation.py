@@ -166,6 +166,15 @@ def cycle_times() -> list[float]:
         start = time.perf_counter()
         result = evaluation.alerts_evaluate(now=now + timezone.timedelta(seconds=i))
         times.append(time.perf_counter() - start)
+    if os.environ.get("PI_BENCH_PROFILE"):
+        import cProfile
+        import pstats
+
+        profile = cProfile.Profile()
+        profile.enable()
+        evaluation.alerts_evaluate(now=now + timezone.timedelta(seconds=CYCLES))
+        profile.disable()
+        pstats.Stats(profile).sort_stats("tottime").print_stats(15)
     slowest = sorted(result.timings.items(), key=lambda kv: -kv[1])[:5]
     measured = sum(result.timings.values())
     print(f"last cycle: measures {measured * 1000:.0f} ms; slowest:")
