@@ -115,6 +115,7 @@ def api_not_found(
 
 def _register_routers() -> None:
     # Imported here so that each app's router module can import `api` helpers freely.
+    from pi_dashboard.alerts.api import router as alerts_router
     from pi_dashboard.audit.api import router as audit_router
     from pi_dashboard.control.api import router as control_router
     from pi_dashboard.fleet.api import router as fleet_router
@@ -130,6 +131,7 @@ def _register_routers() -> None:
     api.add_router("/", control_router)
     api.add_router("/", audit_router)
     api.add_router("/", probes_router)
+    api.add_router("/", alerts_router)
 
 
 _register_routers()

@@ -55,9 +55,11 @@ INSTALLED_APPS = [
     "pi_dashboard.control",
     "pi_dashboard.probes",
     "pi_dashboard.front",
+    "pi_dashboard.alerts",
 ]
 
 MIDDLEWARE = [
+    "pi_dashboard.alerts.middleware.RequestMetricsMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "pi_dashboard.lib.middleware.RequestGuardMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
@@ -225,3 +227,14 @@ PI_PROBES_STALE_PENDING_SECONDS = env_int("PI_PROBES_STALE_PENDING_SECONDS", 300
 # at once. Each holds a request thread while it waits, so this must stay below the
 # process's thread count; past it, polls answer at once and agents simply poll again.
 PI_LONG_POLL_MAX_CONCURRENT = env_int("PI_LONG_POLL_MAX_CONCURRENT", 4)
+
+# Alerts (issue 11): a host or agent is late, then down, this many seconds after its
+# last heartbeat (agents beat every 30 s); overrides per host or tag in the UI. Rules
+# are evaluated every PI_ALERTS_EVALUATE_SECONDS by Celery beat.
+PI_LIVENESS_LATE_SECONDS = env_int("PI_LIVENESS_LATE_SECONDS", 90)
+PI_LIVENESS_DOWN_SECONDS = env_int("PI_LIVENESS_DOWN_SECONDS", 300)
+PI_ALERTS_EVALUATE_SECONDS = env_int("PI_ALERTS_EVALUATE_SECONDS", 60)
+# /metrics: a bearer token, or client addresses allowed without one (comma list of
+# IPs or CIDR networks). Both empty: /metrics answers 404.
+PI_METRICS_TOKEN = env_str("PI_METRICS_TOKEN")
+PI_METRICS_ALLOW = env_list("PI_METRICS_ALLOW")

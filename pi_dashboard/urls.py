@@ -24,4 +24,5 @@ urlpatterns = [
     path("", include("pi_dashboard.audit.urls")),
     path("probes/", include("pi_dashboard.probes.urls")),
     path("", include("pi_dashboard.accounts.urls")),
+    path("", include("pi_dashboard.alerts.urls")),
 ]

@@ -10,6 +10,7 @@ from ninja import Field, Query, Router, Schema
 
 from pi_dashboard.accounts.auth import operator_auth, require_role
 from pi_dashboard.accounts.models import Role
+from pi_dashboard.alerts import metrics as alert_metrics
 from pi_dashboard.fleet.auth import agent_auth
 from pi_dashboard.ingest import (
     contracts,
@@ -117,6 +118,12 @@ def _lines_endpoint(
         with limits.ingest_slot(), gc_paused():
             body = lines.request_body(request)
             result = ingest(agent=request.agent, body=body)  # type: ignore[attr-defined]
+            alert_metrics.ingest_batch(
+                kind=request.path.rstrip("/").rsplit("/", 1)[-1],
+                stored=result.stored,
+                duplicate=result.duplicate,
+                rejected=result.rejected,
+            )
             # Serialised directly: validating 1,000 result objects through the
             # response schema costs as much as storing them. BatchOut's shape.
             answer = orjson.dumps(

@@ -179,6 +179,13 @@ def overview_build(
         row.rules += rules
         failures[(host_id, model_id)] = n
         model_ids.add(model_id)
+    # Alerts (issue 11): a host without models still shows, with its liveness,
+    # unless a filter on models, verdicts or text excludes it.
+    if not any(filters.get(k) for k in ("provider", "verdict", "q")):
+        wanted = filters.get("host")
+        for pk, info in hosts.items():
+            if pk not in rows and (not wanted or info.pi_id == wanted):
+                rows[pk] = HostRow(host=info)
     ordered = sort_rows(list(rows.values()), filters.get("sort") or "-failures")
     page = Paginator(ordered, HOSTS_PER_PAGE).get_page(page_number)
     columns = [
@@ -192,7 +199,7 @@ def overview_build(
         models=columns,
         page=page,
         cell_count=len(totals),
-        fleet_is_empty=not totals and not HostModel.objects.exists(),
+        fleet_is_empty=not rows and not HostModel.objects.exists(),
         providers=list(
             Model.objects.order_by("provider")
             .values_list("provider", flat=True)

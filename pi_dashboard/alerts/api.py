@@ -1,0 +1,144 @@
+"""Alerts API: rules (CRUD) at /alert-rules, alerts (list, acknowledge) at /alerts.
+
+People authenticate with an operator token or their session; viewers read,
+operators change rules and acknowledge. Every change is audited.
+"""
+
+from typing import Any
+
+from django.contrib.auth.models import User
+from django.http import HttpRequest
+from ninja import Query, Router, Status
+
+from pi_dashboard.accounts.auth import operator_auth, require_role
+from pi_dashboard.accounts.models import Role
+from pi_dashboard.alerts import selectors, services
+from pi_dashboard.alerts.models import Alert, AlertRule, AlertState
+from pi_dashboard.alerts.schemas import (
+    AlertFilters,
+    AlertOut,
+    RuleIn,
+    RuleOut,
+    RulePatch,
+)
+from pi_dashboard.lib.errors import DomainError, NotFound
+from pi_dashboard.lib.schemas import ErrorOut
+from pi_dashboard.probes.audit import audited
+from pi_dashboard.probes.schemas import ValidationErrorOut
+
+router = Router(tags=["alerts"], auth=operator_auth)
+ERRORS = {
+    400: ErrorOut,
+    401: ErrorOut,
+    403: ErrorOut,
+    404: ErrorOut,
+    409: ErrorOut,
+    422: ValidationErrorOut,
+}
+
+
+def rule_out(rule: AlertRule) -> dict[str, Any]:
+    return {
+        **{f: getattr(rule, f) for f in RuleOut.model_fields if f != "channel_ids"},
+        "channel_ids": sorted(c.pk for c in rule.channels.all()),
+    }
+
+
+def alert_out(alert: Alert) -> dict[str, Any]:
+    by = alert.acknowledged_by
+    return {
+        **{f: getattr(alert, f) for f in AlertOut.model_fields if hasattr(alert, f)},
+        "rule_name": alert.rule.name,
+        "acknowledged_by": by.get_username() if by else None,
+    }
+
+
+def _rule(rule_id: int) -> AlertRule:
+    rule = selectors.rules().filter(pk=rule_id).first()
+    if rule is None:
+        raise NotFound(f"No alert rule {rule_id}.", code="unknown_rule")
+    return rule
+
+
+def _alert(alert_id: int) -> Alert:
+    alert = selectors.alerts_list().filter(pk=alert_id).first()
+    if alert is None:
+        raise NotFound(f"No alert {alert_id}.", code="unknown_alert")
+    return alert
+
+
+@router.get("/alert-rules", response={200: list[RuleOut], **ERRORS})
+def list_rules(request: HttpRequest) -> Any:
+    """Every alert rule (viewer)."""
+    require_role(request, Role.VIEWER, action="api:list_alert_rules")
+    return [rule_out(r) for r in selectors.rules()]
+
+
+@router.post("/alert-rules", response={201: RuleOut, **ERRORS})
+def create_rule(request: HttpRequest, payload: RuleIn) -> Any:
+    """Create a rule (operator): 400 for an unknown signal, scope or bad window."""
+    require_role(request, Role.OPERATOR, action="api:create_alert_rule")
+    data = payload.dict()
+    channel_ids = data.pop("channel_ids")
+    with audited(request, "alerts.rule.save", name=payload.name) as info:
+        rule = services.rule_save(rule=None, data=data, channel_ids=channel_ids)
+        info["rule"] = rule.pk
+    return Status(201, rule_out(rule))
+
+
+@router.get("/alert-rules/{rule_id}", response={200: RuleOut, **ERRORS})
+def get_rule(request: HttpRequest, rule_id: int) -> Any:
+    require_role(request, Role.VIEWER, action="api:get_alert_rule")
+    return rule_out(_rule(rule_id))
+
+
+@router.patch("/alert-rules/{rule_id}", response={200: RuleOut, **ERRORS})
+def update_rule(request: HttpRequest, rule_id: int, payload: RulePatch) -> Any:
+    """Change the given fields of a rule (operator)."""
+    require_role(request, Role.OPERATOR, action="api:update_alert_rule")
+    rule = _rule(rule_id)
+    data = {k: v for k, v in payload.dict().items() if v is not None}
+    channel_ids = data.pop("channel_ids", None)
+    with audited(request, "alerts.rule.save", rule=rule.pk):
+        rule = services.rule_save(rule=rule, data=data, channel_ids=channel_ids)
+    return rule_out(_rule(rule.pk))
+
+
+@router.delete("/alert-rules/{rule_id}", response={204: None, **ERRORS})
+def delete_rule(request: HttpRequest, rule_id: int) -> Any:
+    """Delete a rule and its alerts' history (operator)."""
+    require_role(request, Role.OPERATOR, action="api:delete_alert_rule")
+    rule = _rule(rule_id)
+    with audited(request, "alerts.rule.delete", rule=rule.pk, name=rule.name):
+        services.rule_delete(rule=rule)
+    return Status(204, None)
+
+
+@router.get("/alerts", response={200: list[AlertOut], **ERRORS})
+def list_alerts(request: HttpRequest, filters: Query[AlertFilters]) -> Any:
+    """Alerts, newest first; `state` is pending, firing or resolved (viewer)."""
+    require_role(request, Role.VIEWER, action="api:list_alerts")
+    if filters.state and filters.state not in AlertState.values:
+        raise DomainError(
+            f"Unknown state; one of {', '.join(AlertState.values)}.",
+            code="invalid_state",
+        )
+    alerts = selectors.alerts_list(state=filters.state, rule_id=filters.rule_id)
+    return [alert_out(a) for a in alerts[: filters.limit]]
+
+
+@router.get("/alerts/{alert_id}", response={200: AlertOut, **ERRORS})
+def get_alert(request: HttpRequest, alert_id: int) -> Any:
+    require_role(request, Role.VIEWER, action="api:get_alert")
+    return alert_out(_alert(alert_id))
+
+
+@router.post("/alerts/{alert_id}/ack", response={200: AlertOut, **ERRORS})
+def acknowledge_alert(request: HttpRequest, alert_id: int) -> Any:
+    """Acknowledge a firing alert (operator); 409 when it is not firing."""
+    require_role(request, Role.OPERATOR, action="api:acknowledge_alert")
+    alert = _alert(alert_id)
+    user = request.user if isinstance(request.user, User) else None
+    with audited(request, "alerts.alert.acknowledge", alert=alert.pk):
+        alert = services.alert_acknowledge(alert=alert, user=user)
+    return alert_out(alert)

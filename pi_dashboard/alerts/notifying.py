@@ -1,0 +1,213 @@
+"""Notifications: queue one per channel of a rule, deliver each through Apprise.
+
+A message is queued in the evaluation's transaction and sent by its own Celery task
+after commit, so a slow or broken channel never holds up evaluation or the other
+channels; its failure is stored on the notification and on the channel.
+Silences and maintenance windows suppress delivery only: the alert's state moves on
+and the suppressed notification is kept, visibly, as `suppressed`.
+"""
+
+import logging
+from datetime import datetime, timedelta
+from urllib.parse import urlsplit
+
+import apprise
+from django.db import transaction
+from django.utils import timezone
+
+from pi_dashboard.alerts.models import (
+    Alert,
+    Channel,
+    MaintenanceWindow,
+    Notification,
+    NotificationKind,
+    NotificationState,
+    Silence,
+)
+from pi_dashboard.alerts.scopes import Subject, scope_covers
+from pi_dashboard.lib.errors import DomainError
+from pi_dashboard.probes import crypto
+from pi_dashboard.probes.notify import dashboard_url
+
+log = logging.getLogger(__name__)
+
+
+def url_hint(url: str) -> str:
+    """What lists show of an Apprise URL: scheme and host, never credentials."""
+    parts = urlsplit(url)
+    return f"{parts.scheme}://{parts.hostname or ''}/…"
+
+
+def url_check(url: str) -> None:
+    if not apprise.Apprise().add(url):
+        raise DomainError(
+            "Apprise does not understand this URL (see the Apprise wiki for the "
+            "URL of each service, e.g. json://host/path or mailto://user@host).",
+            code="invalid_url",
+        )
+
+
+def maintenance_active(window: MaintenanceWindow, now: datetime) -> bool:
+    if window.starts_at and window.ends_at:
+        return window.starts_at <= now < window.ends_at
+    if window.start_time is None or not window.weekdays or not window.duration_minutes:
+        return False
+    # Today's and yesterday's start: a window may run past midnight.
+    for days_back in (0, 1):
+        day = (now - timedelta(days=days_back)).date()
+        if day.isoweekday() not in window.weekdays:
+            continue
+        start = datetime.combine(day, window.start_time, tzinfo=now.tzinfo)
+        if start <= now < start + timedelta(minutes=window.duration_minutes):
+            return True
+    return False
+
+
+class Suppressions:
+    """Active silences and maintenance windows, read once (per cycle)."""
+
+    def __init__(self, now: datetime) -> None:
+        self.silences = list(
+            Silence.objects.filter(starts_at__lte=now, ends_at__gt=now)
+        )
+        self.windows = [
+            w for w in MaintenanceWindow.objects.all() if maintenance_active(w, now)
+        ]
+
+    def why(self, alert: Alert, subject: Subject) -> str:
+        """Why delivery is suppressed now ('' when it is not)."""
+        for s in self.silences:
+            if s.rule_id in (None, alert.rule_id) and scope_covers(
+                s.scope_kind, s.scope_value, subject
+            ):
+                return f"silenced until {s.ends_at:%Y-%m-%d %H:%M} UTC"
+        for w in self.windows:
+            if scope_covers(w.scope_kind, w.scope_value, subject):
+                return f"maintenance: {w.name}"
+        return ""
+
+
+def message(alert: Alert, kind: str) -> tuple[str, str]:
+    rule = alert.rule
+    heads: dict[str, str] = {
+        NotificationKind.FIRING: "FIRING",
+        NotificationKind.REMINDER: "STILL FIRING",
+        NotificationKind.RESOLVED: "RESOLVED",
+    }
+    head = heads.get(kind, kind.upper())
+    urgent = "URGENT " if rule.is_urgent and kind != NotificationKind.RESOLVED else ""
+    title = f"[pi-dashboard] {urgent}{head}: {rule.name}: {alert.label}"[:500]
+    body = (
+        f"{rule.get_signal_display()} = {alert.value:g} "
+        f"(threshold {rule.threshold:g}, window {rule.window_minutes} min)\n"
+        f"Evidence: {dashboard_url(alert.evidence_url)}"
+    )
+    return title, body
+
+
+@transaction.atomic
+def notifications_queue(
+    *,
+    alert: Alert,
+    kind: str,
+    subject: Subject,
+    suppressions: Suppressions | None = None,
+    channels: list[Channel] | None = None,
+) -> list[int]:
+    """One notification per enabled channel of the alert's rule; sent after commit.
+
+    An evaluation cycle passes what it read once (suppressions, the rule's channels).
+    """
+    now = timezone.now()
+    why = (suppressions or Suppressions(now)).why(alert, subject)
+    title, body = message(alert, kind)
+    ids = []
+    if channels is None:
+        channels = list(alert.rule.channels.all())
+    for channel in channels:
+        if not channel.is_enabled:
+            continue
+        n = Notification.objects.create(
+            alert=alert,
+            channel=channel,
+            kind=kind,
+            title=title,
+            body=body,
+            state=NotificationState.SUPPRESSED if why else NotificationState.QUEUED,
+            error=why,
+        )
+        if not why:
+            ids.append(n.pk)
+    Alert.objects.filter(pk=alert.pk).update(last_notified_at=now)
+    alert.last_notified_at = now
+    transaction.on_commit(lambda: _enqueue(ids))
+    return ids
+
+
+def _enqueue(ids: list[int]) -> None:
+    from pi_dashboard.alerts import tasks
+
+    for pk in ids:
+        tasks.notification_send.delay(pk)
+
+
+def apprise_send(url: str, title: str, body: str) -> str:
+    """Deliver through Apprise; '' when it worked, else what Apprise said."""
+    sender = apprise.Apprise()
+    if not sender.add(url):
+        return "Apprise does not understand this channel's URL."
+    with apprise.LogCapture(level=logging.WARNING, fmt="%(message)s") as captured:  # type: ignore[no-untyped-call]
+        ok = sender.notify(title=title, body=body)
+        said = str(captured.getvalue()).strip()
+    if ok:
+        return ""
+    return (said.splitlines()[-1] if said else "Apprise could not deliver.")[:1000]
+
+
+@transaction.atomic
+def notification_send(*, notification_id: int) -> str:
+    """Send one queued notification (once: the row lock is the claim)."""
+    n = (
+        Notification.objects.select_for_update(skip_locked=True)
+        .select_related("channel")
+        .filter(pk=notification_id, state=NotificationState.QUEUED)
+        .first()
+    )
+    if n is None:
+        return ""
+    return _deliver(n)
+
+
+def _deliver(n: Notification) -> str:
+    channel = n.channel
+    try:
+        error = apprise_send(crypto.decrypt(channel.url_encrypted), n.title, n.body)
+    except DomainError as exc:
+        error = exc.detail
+    except Exception as exc:  # a channel's bug must not kill the task
+        log.exception("channel %s failed", channel.name)
+        error = f"{type(exc).__name__}: {exc}"[:1000]
+    now = timezone.now()
+    n.state = NotificationState.FAILED if error else NotificationState.SENT
+    n.error = error
+    n.sent_at = None if error else now
+    n.save(update_fields=["state", "error", "sent_at"])
+    if error:
+        channel.last_error, channel.last_error_at = error, now
+        channel.save(update_fields=["last_error", "last_error_at"])
+    else:
+        channel.last_sent_at, channel.last_error = now, ""
+        channel.save(update_fields=["last_sent_at", "last_error"])
+    return error
+
+
+@transaction.atomic
+def channel_send_test(*, channel: Channel) -> str:
+    """Send a test message now, through the same path; '' on success."""
+    n = Notification.objects.create(
+        channel=channel,
+        kind=NotificationKind.TEST,
+        title="[pi-dashboard] test notification",
+        body=f"Test message from pi-dashboard for channel {channel.name}.",
+    )
+    return _deliver(n)

@@ -1,0 +1,280 @@
+"""Writes of the alerts app: rules, channels, silences, maintenance, grace, tags,
+acknowledgements. Evaluation is `evaluation.alerts_evaluate`, delivery
+`notifying.notification_send`."""
+
+from datetime import datetime, time
+from typing import Any
+
+from django.contrib.auth.models import User
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from pi_dashboard.alerts import notifying
+from pi_dashboard.alerts.models import (
+    Alert,
+    AlertEvent,
+    AlertEventKind,
+    AlertRule,
+    AlertState,
+    Channel,
+    HostTag,
+    LivenessGrace,
+    MaintenanceWindow,
+    ScopeKind,
+    Signal,
+    Silence,
+)
+from pi_dashboard.fleet.models import Host
+from pi_dashboard.lib.errors import Conflict, DomainError, NotFound
+from pi_dashboard.probes import crypto
+
+RULE_FIELDS = (
+    "name",
+    "scope_kind",
+    "scope_value",
+    "signal",
+    "param",
+    "threshold",
+    "window_minutes",
+    "fire_after",
+    "resolve_after",
+    "remind_minutes",
+    "is_urgent",
+    "is_enabled",
+)
+
+
+def _scope_check(kind: str, value: str) -> None:
+    if kind not in ScopeKind.values:
+        raise DomainError(
+            f"Unknown scope {kind!r}; one of {', '.join(ScopeKind.values)}.",
+            code="invalid_scope",
+        )
+    if kind != ScopeKind.FLEET and not value.strip():
+        raise DomainError(f"A {kind} scope needs a value.", code="invalid_scope")
+
+
+def rule_validate(data: dict[str, Any]) -> None:
+    if not str(data.get("name", "")).strip():
+        raise DomainError("Give the rule a name.", code="invalid_name")
+    if data.get("signal") not in Signal.values:
+        raise DomainError(
+            f"Unknown signal; one of {', '.join(Signal.values)}.",
+            code="invalid_signal",
+        )
+    _scope_check(data.get("scope_kind", ScopeKind.FLEET), data.get("scope_value", ""))
+    if not 1 <= int(data.get("window_minutes", 60)) <= 60 * 24 * 31:
+        raise DomainError("The window is 1 minute to 31 days.", code="invalid_window")
+    for name in ("fire_after", "resolve_after"):
+        if not 1 <= int(data.get(name, 1)) <= 100:
+            raise DomainError(f"{name} is 1 to 100.", code="invalid_hysteresis")
+    if float(data.get("threshold", 1)) < 0:
+        raise DomainError("The threshold cannot be negative.", code="invalid_threshold")
+
+
+@transaction.atomic
+def rule_save(
+    *, rule: AlertRule | None, data: dict[str, Any], channel_ids: list[int] | None
+) -> AlertRule:
+    """Create (rule None) or change a rule; channel_ids None keeps its channels."""
+    merged = {f: getattr(rule, f) for f in RULE_FIELDS} if rule else {}
+    merged.update({k: v for k, v in data.items() if k in RULE_FIELDS})
+    rule_validate(merged)
+    merged["name"] = str(merged["name"]).strip()
+    clash = AlertRule.objects.filter(name=merged["name"])
+    if rule is not None:
+        clash = clash.exclude(pk=rule.pk)
+    if clash.exists():
+        raise Conflict(
+            f"A rule named {merged['name']!r} exists.", code="duplicate_name"
+        )
+    rule = rule or AlertRule()
+    for k, v in merged.items():
+        setattr(rule, k, v)
+    rule.save()
+    if channel_ids is not None:
+        found = list(Channel.objects.filter(pk__in=channel_ids))
+        if len(found) != len(set(channel_ids)):
+            raise NotFound("Unknown channel id.", code="unknown_channel")
+        rule.channels.set(found)
+    return rule
+
+
+@transaction.atomic
+def rule_delete(*, rule: AlertRule) -> None:
+    rule.delete()
+
+
+@transaction.atomic
+def channel_save(
+    *, channel: Channel | None, name: str, url: str | None, is_enabled: bool
+) -> Channel:
+    """Create or change a channel; url None keeps the stored one."""
+    if not name.strip():
+        raise DomainError("Give the channel a name.", code="invalid_name")
+    if channel is None and not url:
+        raise DomainError("Give the channel an Apprise URL.", code="invalid_url")
+    if url:
+        notifying.url_check(url.strip())
+    clash = Channel.objects.filter(name=name.strip())
+    if channel is not None:
+        clash = clash.exclude(pk=channel.pk)
+    if clash.exists():
+        raise Conflict(f"A channel named {name!r} exists.", code="duplicate_name")
+    channel = channel or Channel()
+    channel.name = name.strip()
+    channel.is_enabled = is_enabled
+    if url:
+        channel.url_encrypted = crypto.encrypt(url.strip())
+        channel.url_hint = notifying.url_hint(url.strip())
+    channel.save()
+    return channel
+
+
+@transaction.atomic
+def channel_delete(*, channel: Channel) -> None:
+    channel.delete()
+
+
+@transaction.atomic
+def silence_create(
+    *,
+    rule: AlertRule | None,
+    scope_kind: str,
+    scope_value: str,
+    ends_at: datetime,
+    reason: str,
+    actor: str,
+    starts_at: datetime | None = None,
+) -> Silence:
+    _scope_check(scope_kind, scope_value)
+    starts_at = starts_at or timezone.now()
+    if ends_at <= starts_at:
+        raise DomainError("A silence must end after it starts.", code="invalid_end")
+    return Silence.objects.create(
+        rule=rule,
+        scope_kind=scope_kind,
+        scope_value=scope_value.strip(),
+        starts_at=starts_at,
+        ends_at=ends_at,
+        reason=reason[:500],
+        created_by=actor[:200],
+    )
+
+
+@transaction.atomic
+def silence_end(*, silence: Silence) -> None:
+    now = timezone.now()
+    if silence.ends_at > now:
+        silence.ends_at = max(now, silence.starts_at)
+        silence.save(update_fields=["ends_at"])
+
+
+@transaction.atomic
+def maintenance_save(
+    *,
+    window: MaintenanceWindow | None,
+    name: str,
+    scope_kind: str,
+    scope_value: str,
+    starts_at: datetime | None = None,
+    ends_at: datetime | None = None,
+    weekdays: list[int] | None = None,
+    start_time: time | None = None,
+    duration_minutes: int = 0,
+) -> MaintenanceWindow:
+    if not name.strip():
+        raise DomainError("Give the window a name.", code="invalid_name")
+    _scope_check(scope_kind, scope_value)
+    one_off = starts_at is not None or ends_at is not None
+    recurring = bool(weekdays) or start_time is not None
+    if one_off == recurring:
+        raise DomainError(
+            "A window is either one-off (start and end) or recurring (weekdays, "
+            "start time, duration).",
+            code="invalid_window",
+        )
+    if one_off and (starts_at is None or ends_at is None or ends_at <= starts_at):
+        raise DomainError("A one-off window ends after it starts.", code="invalid_end")
+    if recurring and (
+        start_time is None
+        or not weekdays
+        or any(d not in range(1, 8) for d in weekdays)
+        or not 1 <= duration_minutes <= 7 * 24 * 60
+    ):
+        raise DomainError(
+            "A recurring window needs weekdays 1-7, a start time and a duration.",
+            code="invalid_window",
+        )
+    window = window or MaintenanceWindow()
+    window.name = name.strip()
+    window.scope_kind, window.scope_value = scope_kind, scope_value.strip()
+    window.starts_at, window.ends_at = starts_at, ends_at
+    window.weekdays = sorted(set(weekdays or []))
+    window.start_time, window.duration_minutes = start_time, duration_minutes
+    window.save()
+    return window
+
+
+@transaction.atomic
+def maintenance_delete(*, window: MaintenanceWindow) -> None:
+    window.delete()
+
+
+@transaction.atomic
+def alert_acknowledge(*, alert: Alert, user: User | None) -> Alert:
+    if alert.state != AlertState.FIRING:
+        raise Conflict("Only a firing alert can be acknowledged.", code="not_firing")
+    if alert.acknowledged_at is None:
+        alert.acknowledged_at = timezone.now()
+        alert.acknowledged_by = user
+        alert.save(update_fields=["acknowledged_at", "acknowledged_by"])
+        AlertEvent.objects.create(
+            alert=alert,
+            kind=AlertEventKind.ACKNOWLEDGED,
+            at=alert.acknowledged_at,
+            value=alert.value,
+            actor=user.get_username() if user else "",
+        )
+    return alert
+
+
+@transaction.atomic
+def grace_set(
+    *, host: Host | None, tag: str, late_seconds: int, down_seconds: int
+) -> LivenessGrace:
+    """Set the late/down grace of one host or one tag (replacing the previous)."""
+    if (host is None) == (not tag.strip()):
+        raise DomainError("Give a host or a tag, not both.", code="invalid_target")
+    if not 1 <= late_seconds < down_seconds:
+        raise DomainError(
+            "Late must be at least 1 s and shorter than down.", code="invalid_grace"
+        )
+    grace, _ = LivenessGrace.objects.update_or_create(
+        host=host,
+        tag=tag.strip(),
+        defaults={"late_seconds": late_seconds, "down_seconds": down_seconds},
+    )
+    return grace
+
+
+@transaction.atomic
+def grace_delete(*, grace: LivenessGrace) -> None:
+    grace.delete()
+
+
+@transaction.atomic
+def host_tag_add(*, host: Host, tag: str) -> HostTag:
+    tag = tag.strip()
+    if not tag or len(tag) > 64:
+        raise DomainError("A tag is 1 to 64 characters.", code="invalid_tag")
+    try:
+        with transaction.atomic():
+            return HostTag.objects.create(host=host, tag=tag)
+    except IntegrityError:
+        return HostTag.objects.get(host=host, tag=tag)
+
+
+@transaction.atomic
+def host_tag_remove(*, host: Host, tag: str) -> None:
+    HostTag.objects.filter(host=host, tag=tag).delete()

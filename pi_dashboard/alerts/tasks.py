@@ -1,0 +1,25 @@
+"""Celery tasks: the evaluation cycle (beat) and one delivery per notification."""
+
+from typing import Any
+
+from celery import shared_task
+
+from pi_dashboard.alerts import evaluation, health, notifying
+
+
+@shared_task(name="pi_dashboard.alerts.tasks.alerts_evaluate")
+def alerts_evaluate() -> dict[str, Any]:
+    health.beat_tick()
+    result = evaluation.alerts_evaluate()
+    return {
+        "rules": result.rules,
+        "fired": len(result.fired),
+        "resolved": len(result.resolved),
+        "seconds": round(result.seconds, 3),
+        "skipped": result.skipped,
+    }
+
+
+@shared_task(name="pi_dashboard.alerts.tasks.notification_send")
+def notification_send(notification_id: int) -> str:
+    return notifying.notification_send(notification_id=notification_id)
