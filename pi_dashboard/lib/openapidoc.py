@@ -4,7 +4,7 @@ Some answers come from layers in front of each operation, so no decorator lists
 them: the request guard (400 for NUL in the path or query), ninja's validation (422
 for parameters and bodies), token auth (401) and the database-down handler (503).
 Documenting them here keeps the published contract true for every operation
-(schemathesis checks it, tests/harden/test_schemathesis.py).
+(schemathesis checks it, tests/lib/test_openapidoc.py).
 """
 
 from typing import Any

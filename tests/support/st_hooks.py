@@ -1,4 +1,4 @@
-"""schemathesis hooks (SCHEMATHESIS_HOOKS=tests.harden.st_hooks).
+"""schemathesis hooks (SCHEMATHESIS_HOOKS=tests.support.st_hooks).
 
 - The ingest operations document their NDJSON body as a string: send it as text,
   as an agent does.

@@ -1,14 +1,12 @@
-"""Input that used to answer 500 (issue 9 items 4, 5, 6): each gets a specific 4xx."""
+"""Hostile input at the ingest and query edges (issue 9 items 4, 5, 6): each gets a
+specific 4xx, never a 500."""
 
-import csv
-import io
 import json
 from typing import Any
 
 import pytest
 from django.test import Client
 
-from pi_dashboard.audit.models import AuditEntry
 from pi_dashboard.ingest.models import EventRecord
 from tests.control.conftest import AMD, GPT, fleet, make_operator_token, store
 from tests.ingest.support import AgentClient
@@ -190,42 +188,3 @@ def test_huge_cores_in_heartbeat_and_snapshot_are_refused_not_500(
     assert snapshot.status_code < 500, snapshot.content[:300]
     if snapshot.status_code == 200:
         assert "cores" in json.dumps(snapshot.json()["dropped"])
-
-
-def test_audit_export_survives_a_hostile_entry(
-    call: Any, op_token: str, fleet: Any, viewer: Any
-) -> None:
-    # Refused (params remove_rule does not take), and audited with what was sent.
-    hostile = (
-        b'{"host":"' + AMD.encode() + b'","model":"' + GPT.encode() + b'",'
-        b'"kind":"remove_rule","params":{"mode":"m","n":18446744073709551616,'
-        b'"big":' + b"9" * 90 + b',"neg":-18446744073709551616}}'
-    )
-    response = call("POST", "/api/v1/commands", op_token, hostile)
-    assert 400 <= response.status_code < 500, response.content[:300]
-    assert AuditEntry.objects.filter(outcome="refused").count() == 1
-    # An entry as an older server stored it: jsonb holds integers orjson refuses.
-    AuditEntry.objects.create(
-        action="command.create",
-        outcome="refused",
-        detail={"n": 18446744073709551616, "text": "fine"},
-    )
-    export = call("GET", "/api/v1/audit.csv", make_operator_token(viewer))
-    assert export.status_code == 200
-    text = b"".join(export.streaming_content).decode()
-    rows = list(csv.reader(io.StringIO(text)))
-    assert len(rows) - 1 == AuditEntry.objects.count() == 2  # complete, not cut
-    assert any("18446744073709551616" in row[8] for row in rows[1:])
-
-
-def test_audit_stores_hostile_detail_safely(operator: Any) -> None:
-    from pi_dashboard.audit import audit
-
-    entry = audit.audit_log(
-        actor=operator,
-        action="test.hostile",
-        outcome="refused",
-        detail={"n": 2**70, "s": "a\u0000b\ud83d", "f": float("nan")},
-    )
-    entry.refresh_from_db()
-    assert entry.detail == {"n": str(2**70), "s": "a\ufffdb\ufffd", "f": "nan"}
