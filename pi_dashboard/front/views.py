@@ -64,6 +64,7 @@ def overview(request: HttpRequest) -> HttpResponse:
         overview=overview_build(
             filters={**filters, "sort": sort},
             since=ctx["time_range"].since(),
+            until=ctx["time_range"].end,
             hours=ctx["time_range"].hours,
             page_number=request.GET.get("page"),
         ),
@@ -86,7 +87,9 @@ def model_detail(request: HttpRequest, key: str) -> HttpResponse:
     ctx = base_context(request)
     model = get_object_or_404(Model, key=key)
     tr = ctx["time_range"]
-    rows, by_mode = detail.model_hosts(model=model, since=tr.since(), hours=tr.hours)
+    rows, by_mode = detail.model_hosts(
+        model=model, since=tr.since(), until=tr.end, hours=tr.hours
+    )
     ctx.update(
         model=model,
         rows=rows,
@@ -171,7 +174,9 @@ def host_detail(request: HttpRequest, host_id: str) -> HttpResponse:
     ctx.update(
         host=host,
         agents=list(Agent.objects.filter(host=host).order_by("hostname", "name")),
-        rows=detail.host_models(host=host, since=tr.since(), hours=tr.hours),
+        rows=detail.host_models(
+            host=host, since=tr.since(), until=tr.end, hours=tr.hours
+        ),
         open_commands=list(detail.open_commands(host=host)),
         recent_commands=detail.recent_commands(host=host),
     )
@@ -205,7 +210,10 @@ def host_model_detail(request: HttpRequest, host_id: str, key: str) -> HttpRespo
     tr = ctx["time_range"]
     hostnames = detail.hostnames_by_host([hm.host_id]).get(hm.host_id, [])
     counts = counts_by_cell(
-        since=tr.since(), host_ids=[hm.host_id], model_ids=[hm.model_id]
+        since=tr.since(),
+        until=tr.end,
+        host_ids=[hm.host_id],
+        model_ids=[hm.model_id],
     ).get((hm.host_id, hm.model_id), Counts())
     recent = detail.recent_commands(host=hm.host, model=hm.model)
     offer = probe_offer.probe_offer(hm.host.agents.all())

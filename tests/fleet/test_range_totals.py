@@ -49,10 +49,15 @@ def cells(db: None) -> list[HostModel]:
     return made
 
 
-def hourly_only(since: datetime) -> dict[tuple[int, int | None], tuple[int, int]]:
+def hourly_only(
+    since: datetime, until: datetime | None = None
+) -> dict[tuple[int, int | None], tuple[int, int]]:
     """Failures and repairs per cell from the hourly rows alone."""
+    hours = Rollup.objects.filter(dimension="outcome", bucket__gte=since)
+    if until is not None:
+        hours = hours.filter(bucket__lt=until)
     rows = (
-        Rollup.objects.filter(dimension="outcome", bucket__gte=since)
+        hours
         .values("host_id", "model_id")
         .annotate(
             f=Sum("count", filter=Q(key__in=failures.FAILURE_KEYS)),
@@ -92,6 +97,31 @@ def test_counts_by_cell_equal_the_hourly_sums(cells: list[HostModel], since: dat
 def test_overview_totals_equal_the_hourly_sums(cells: list[HostModel], since: datetime):
     expected = {cell: f for cell, (f, _) in hourly_only(since).items() if cell[1]}
     got = {(h, m): n for h, m, _, n in overview.cell_totals({}, since) if n}
+    assert got == expected
+
+
+# Custom From/To ranges: whole days, or cut at the end of now's hour.
+SPANS = [
+    (MIDNIGHT - timedelta(days=20), MIDNIGHT - timedelta(days=10)),
+    (MIDNIGHT - timedelta(days=3), MIDNIGHT - timedelta(days=2)),
+    (MIDNIGHT - timedelta(days=5), NOW.replace(minute=0) + timedelta(hours=1)),
+    (MIDNIGHT + timedelta(hours=2), MIDNIGHT + timedelta(hours=9)),  # within a day
+]
+
+
+@pytest.mark.parametrize("since,until", SPANS, ids=lambda s: s.strftime("%dT%H"))
+def test_bounded_counts_equal_the_hourly_sums(
+    cells: list[HostModel], since: datetime, until: datetime
+) -> None:
+    mixed = {
+        cell: (c.failures, c.repaired)
+        for cell, c in failures.counts_by_cell(since=since, until=until).items()
+        if c.failures or c.repaired
+    }
+    assert mixed == hourly_only(since, until)
+    assert mixed != hourly_only(since)  # the end cut something off
+    expected = {c: f for c, (f, _) in hourly_only(since, until).items() if c[1]}
+    got = {(h, m): n for h, m, _, n in overview.cell_totals({}, since, until) if n}
     assert got == expected
 
 

@@ -2,12 +2,14 @@
 
 - Buckets: a range's fixed bucket (1 h for 24 h) draws a flat line ending in a spike
   when the data covers only its end. The chart starts at the first bucket with data
-  and takes the smallest bucket from BUCKET_CHOICES that keeps it under MAX_POINTS.
+  and takes the smallest bucket that keeps it under `ranges.MAX_POINTS`; a custom
+  range keeps its end.
 - Markers: what changed a model on a host — pi's own events (rule learned, retired,
   removed; verdict or calibration changed) and operators' commands — as labelled
   vertical lines on the time axis.
 """
 
+from dataclasses import replace
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -17,11 +19,9 @@ from django.utils import timezone
 from pi_dashboard.control.models import Command
 from pi_dashboard.fleet.models import Change
 from pi_dashboard.front.pages.charts import series_for
-from pi_dashboard.front.pages.ranges import TimeRange
+from pi_dashboard.front.pages.ranges import TimeRange, bucket_for
 from pi_dashboard.ingest.models import Dimension, Rollup
 
-BUCKET_CHOICES = (1, 3, 6, 12, 24, 72)
-MAX_POINTS = 48
 MAX_MARKERS = 50
 
 
@@ -29,10 +29,13 @@ def first_data_at(
     *,
     dimensions: list[Dimension],
     since: datetime,
+    until: datetime,
     model_id: int | None,
     host_id: int | None,
 ) -> datetime | None:
-    rows = Rollup.objects.filter(dimension__in=dimensions, bucket__gte=since)
+    rows = Rollup.objects.filter(
+        dimension__in=dimensions, bucket__gte=since, bucket__lt=until
+    )
     if model_id is not None:
         rows = rows.filter(model_id=model_id)
     if host_id is not None:
@@ -47,14 +50,13 @@ def fitted_range(
     """The range cut to start at `first`, with a bucket that fits what is left."""
     if first is None:
         return time_range
-    span_hours = max(1, int((now - first).total_seconds() // 3600) + 1)
+    seconds = (time_range.end_at(now) - first).total_seconds()
+    span_hours = max(1, -int(-seconds // 3600))
     hours = min(time_range.hours, span_hours)
-    bucket = next(
-        (b for b in BUCKET_CHOICES if hours / b <= MAX_POINTS), BUCKET_CHOICES[-1]
-    )
+    bucket = bucket_for(hours)
     # Whole buckets, so the first one starts on or before the first data.
     hours = -(-hours // bucket) * bucket
-    return TimeRange(time_range.key, time_range.label, hours, bucket)
+    return replace(time_range, hours=hours, bucket_hours=bucket)
 
 
 def fitted_charts(
@@ -73,13 +75,17 @@ def fitted_charts(
     first = first_data_at(
         dimensions=dimensions,
         since=time_range.since(now),
+        until=time_range.end_at(now),
         model_id=model_id,
         host_id=host_id,
     )
     fitted = fitted_range(time_range, first, now)
     step = timedelta(hours=fitted.bucket_hours)
     markers = chart_markers(
-        since=fitted.since(now) - step, model_id=model_id, host_id=host_id
+        since=fitted.since(now) - step,
+        until=fitted.end,
+        model_id=model_id,
+        host_id=host_id,
     )
     return [
         {
@@ -97,7 +103,11 @@ def fitted_charts(
 
 
 def chart_markers(
-    *, since: datetime, model_id: int, host_id: int | None = None
+    *,
+    since: datetime,
+    until: datetime | None = None,
+    model_id: int,
+    host_id: int | None = None,
 ) -> list[dict[str, Any]]:
     """[{"x": unix seconds, "label": str, "by": "pi" | "operator"}], oldest first."""
     changes: QuerySet[Change] = Change.objects.filter(
@@ -106,6 +116,9 @@ def chart_markers(
     commands: QuerySet[Command] = Command.objects.filter(
         model_id=model_id, created_at__gte=since
     )
+    if until is not None:
+        changes = changes.filter(at__lt=until)
+        commands = commands.filter(created_at__lt=until)
     if host_id is not None:
         changes = changes.filter(host_model__host_id=host_id)
         commands = commands.filter(host_id=host_id)

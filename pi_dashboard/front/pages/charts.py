@@ -16,11 +16,11 @@ MAX_SERIES = 8
 
 
 def bucket_starts(time_range: TimeRange, now: datetime) -> list[datetime]:
-    since = time_range.since(now)
+    since, end = time_range.since(now), time_range.end_at(now)
     step = timedelta(hours=time_range.bucket_hours)
     starts = []
     t = since
-    while t <= now:
+    while t < end:
         starts.append(t)
         t += step
     return starts
@@ -42,7 +42,9 @@ def series_for(
     """
     now = now or timezone.now()
     since = time_range.since(now)
-    qs = Rollup.objects.filter(dimension=dimension, bucket__gte=since)
+    qs = Rollup.objects.filter(
+        dimension=dimension, bucket__gte=since, bucket__lt=time_range.end_at(now)
+    )
     if model_id is not None:
         qs = qs.filter(model_id=model_id)
     if host_id is not None:

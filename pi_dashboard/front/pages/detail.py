@@ -54,10 +54,10 @@ def hostnames_by_host(host_ids: list[int]) -> dict[int, list[str]]:
 
 
 def model_hosts(
-    *, model: Model, since: datetime, hours: int
+    *, model: Model, since: datetime, until: datetime | None = None, hours: int
 ) -> tuple[list[HostModelRow], dict[str, list[HostModelRow]]]:
     """Every host running `model`, and which hosts hold a rule for each mode."""
-    counts = counts_by_cell(since=since, model_ids=[model.pk])
+    counts = counts_by_cell(since=since, until=until, model_ids=[model.pk])
     hms = HostModel.objects.filter(model=model).select_related("host")
     rows = []
     for hm in hms.order_by("host__pi_id"):
@@ -93,8 +93,10 @@ def hosts_list() -> QuerySet[Host]:
     ).order_by("pi_id")
 
 
-def host_models(*, host: Host, since: datetime, hours: int) -> list[HostModelRow]:
-    counts = counts_by_cell(since=since, host_ids=[host.pk])
+def host_models(
+    *, host: Host, since: datetime, until: datetime | None = None, hours: int
+) -> list[HostModelRow]:
+    counts = counts_by_cell(since=since, until=until, host_ids=[host.pk])
     hms = HostModel.objects.filter(host=host).select_related("model")
     rows = []
     for hm in hms.order_by("model__key"):

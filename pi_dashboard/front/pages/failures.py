@@ -5,11 +5,12 @@ hour over the selected range, from rollup rows of the `outcome` dimension.
 Repaired validations are not failures: pi fixed the call.
 
 A range starts on an hour and runs open-ended to now (lines stamped in the future
-included). Its totals read hourly rows (`ingest.Rollup`) from the start to the
-first UTC midnight, and daily rows (`ingest.DailyRollup`) from there on: every day
-from that midnight is wholly inside the range, and a day's row is the sum of its
-hourly rows (ingest writes both in one transaction), so the numbers are the same as
-summing hours, from at most 23 hourly rows plus one row a day per cell.
+included), or, a custom range, up to its `until`. Its totals read hourly rows
+(`ingest.Rollup`) from the start to the first UTC midnight, daily rows
+(`ingest.DailyRollup`) for the whole days after it, and hourly rows again for the
+part of a day before `until` (a custom range cut at now). A day's row is the sum of
+its hourly rows (ingest writes both in one transaction), so the numbers are the same
+as summing hours, from at most 2 × 23 hourly rows plus one row a day per cell.
 """
 
 from collections.abc import Iterable
@@ -47,17 +48,23 @@ def first_midnight(since: datetime) -> datetime:
 
 _RANGE_ROWS = """
 SELECT host_id, model_id, key, count FROM ingest_rollup
-WHERE dimension = %s AND key = ANY(%s) AND bucket >= %s AND bucket < %s{where}
+WHERE dimension = %s AND key = ANY(%s)
+  AND ((bucket >= %s AND bucket < %s) OR (bucket >= %s AND bucket < %s)){where}
 UNION ALL
 SELECT host_id, model_id, key, count FROM ingest_dailyrollup
-WHERE dimension = %s AND key = ANY(%s) AND bucket >= %s{where}
+WHERE dimension = %s AND key = ANY(%s) AND bucket >= %s{until}{where}
 """
 
 
 def outcome_rows(
-    *, since: datetime, keys: Iterable[str], where: str = "", params: Iterable[Any] = ()
+    *,
+    since: datetime,
+    until: datetime | None = None,
+    keys: Iterable[str],
+    where: str = "",
+    params: Iterable[Any] = (),
 ) -> tuple[str, list[Any]]:
-    """SQL (and its parameters) of the outcome rows counting `keys` since `since`.
+    """SQL (and its parameters) of the outcome rows counting `keys` in [since, until).
 
     Rows are (host_id, model_id, key, count), hourly and daily mixed: sum them.
     `where` ("AND …", its `params`) narrows both halves alike.
@@ -65,9 +72,19 @@ def outcome_rows(
     keys, extra = list(keys), list(params)
     midnight = first_midnight(since)
     outcome = Dimension.OUTCOME.value
-    return _RANGE_ROWS.format(where=where), [
-        *(outcome, keys, since, midnight, *extra),
-        *(outcome, keys, midnight, *extra),
+    if until is None:
+        head, tail, days = (since, midnight), (None, None), []
+    else:
+        last_midnight = until.astimezone(UTC).replace(
+            hour=0, minute=0, second=0, microsecond=0
+        )
+        head = (since, min(midnight, until))
+        tail = (max(last_midnight, midnight), until)
+        days = [last_midnight]
+    sql = _RANGE_ROWS.format(where=where, until=" AND bucket < %s" if days else "")
+    return sql, [
+        *(outcome, keys, *head, *tail, *extra),
+        *(outcome, keys, midnight, *days, *extra),
     ]
 
 
@@ -81,10 +98,11 @@ FROM ({rows}) r GROUP BY host_id, model_id
 def counts_by_cell(
     *,
     since: datetime,
+    until: datetime | None = None,
     host_ids: Iterable[int] | None = None,
     model_ids: Iterable[int] | None = None,
 ) -> dict[tuple[int, int | None], Counts]:
-    """Failures and repairs per (host id, model id) since `since`, in one query."""
+    """Failures and repairs per (host id, model id) in [since, until), in one query."""
     where, params = "", []
     if host_ids is not None:
         where, params = " AND host_id = ANY(%s)", [list(host_ids)]
@@ -93,7 +111,7 @@ def counts_by_cell(
         params.append(list(model_ids))
     keys = (*FAILURE_KEYS, REPAIRED_KEY)
     rows_sql, rows_params = outcome_rows(
-        since=since, keys=keys, where=where, params=params
+        since=since, until=until, keys=keys, where=where, params=params
     )
     with connection.cursor() as cursor:
         cursor.execute(

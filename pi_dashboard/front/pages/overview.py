@@ -114,12 +114,12 @@ LEFT JOIN (
 
 
 def cell_totals(
-    filters: dict[str, Any], since: datetime
+    filters: dict[str, Any], since: datetime, until: datetime | None = None
 ) -> list[tuple[int, int, int, int]]:
     """(host id, model id, rule count, failures in range) of every filtered cell."""
     cells = host_models(filters).values("host_id", "model_id", "rule_count")
     cells_sql, cells_params = cells.query.sql_with_params()
-    rows_sql, rows_params = outcome_rows(since=since, keys=FAILURE_KEYS)
+    rows_sql, rows_params = outcome_rows(since=since, until=until, keys=FAILURE_KEYS)
     with connection.cursor() as cursor:
         cursor.execute(
             _CELL_TOTALS.format(cells=cells_sql, rows=rows_sql),
@@ -158,10 +158,15 @@ def sort_rows(rows: list[HostRow], sort: str) -> list[HostRow]:
 
 
 def overview_build(
-    *, filters: dict[str, Any], since: datetime, hours: int, page_number: str | None
+    *,
+    filters: dict[str, Any],
+    since: datetime,
+    until: datetime | None = None,
+    hours: int,
+    page_number: str | None,
 ) -> Overview:
     """Everything the overview shows for one page of hosts."""
-    totals = cell_totals(filters, since)
+    totals = cell_totals(filters, since, until)
     hosts = {
         pk: HostInfo(pk, pi_id, contact)
         for pk, pi_id, contact in Host.objects.order_by("pi_id").values_list(

@@ -19,10 +19,9 @@ from django import template
 from django.urls import NoReverseMatch, reverse
 from django.utils import timezone
 from django.utils.html import format_html
-from django.utils.http import urlencode
 from django.utils.safestring import SafeString, mark_safe
 
-from pi_dashboard.front.pages.ranges import RANGES, range_from_request
+from pi_dashboard.front.pages.ranges import CUSTOM_PARAMS, RANGES, range_from_request
 from pi_dashboard.lib.isotime import parse_iso
 from pi_dashboard.probes import chat
 from pi_dashboard.probes import selectors as probe_selectors
@@ -256,8 +255,9 @@ def nav_link(context: template.Context, label: str, *names: str) -> SafeString:
         path = request.path
         matches = path == url if url == "/" else path.startswith(url)
         current = ' aria-current="page"' if matches else ""
-        if request.GET.get("range") in RANGES:
-            url += "?" + urlencode({"range": request.GET["range"]})
+        time_range = range_from_request(request)
+        if time_range.is_custom or request.GET.get("range") in RANGES:
+            url += "?" + time_range.query
     return format_html(
         '<li><a href="{}"{}>{}</a></li>', url, SafeString(current), label
     )
@@ -265,21 +265,30 @@ def nav_link(context: template.Context, label: str, *names: str) -> SafeString:
 
 @register.inclusion_tag("_range_switcher.html", takes_context=True)
 def range_switcher(context: template.Context) -> dict[str, Any]:
-    """24 h / 7 d / 30 d links that keep every other query parameter."""
+    """24 h / 7 d / 30 d / 90 d links and a custom From/To form, all keeping every
+    other query parameter (paging starts again)."""
     request = context.get("request")
     if request is None:
         return {"links": []}
     current = range_from_request(request)
+    others = request.GET.copy()
+    for name in ("range", *CUSTOM_PARAMS, "cursor", "page"):
+        others.pop(name, None)
     links = []
     for r in RANGES.values():
-        params = request.GET.copy()
+        params = others.copy()
         params["range"] = r.key
-        params.pop("cursor", None)
-        params.pop("page", None)
         links.append(
             {"label": r.label, "url": "?" + params.urlencode(), "on": r == current}
         )
-    return {"links": links}
+    return {
+        "links": links,
+        "current": current,
+        "keep": [(k, v) for k in others for v in others.getlist(k)],
+        "since": request.GET.get("since", ""),
+        "until": request.GET.get("until", ""),
+        "today": timezone.localdate().isoformat(),
+    }
 
 
 @register.filter
