@@ -244,3 +244,53 @@ def test_host_model_charts_are_drawn_with_legends_and_markers(
     )
     expect(phases.locator(".chart-keys li")).to_contain_text(["execution"])
     screenshot(page, "host-model-charts-90d")
+
+
+@pytest.mark.timeout(90)
+def test_custom_from_to_range_in_the_url_and_its_errors(
+    live_server, new_page, admin_user, full_site
+) -> None:
+    """journeys2 item 1: From/To beside the presets, kept in the URL; the charts
+    cover those days; an inverted range is said on the page, which still fits 390 px."""
+    from datetime import timedelta
+
+    from django.utils import timezone
+    from playwright.sync_api import expect
+
+    from pi_dashboard.fleet.models import HostModel
+    from tests.fleet.test_pages import add_rollups
+
+    hm = HostModel.objects.get(host__pi_id=AMD, model__key=MODEL)
+    add_rollups(hm, {("repair_mode", "numberFromString"): 5}, hours_ago=30 * 24)
+    add_rollups(hm, {("repair_mode", "bareSingleArg"): 3}, hours_ago=2)
+    today = timezone.localdate()
+    since, until = today - timedelta(days=35), today - timedelta(days=25)
+    page = admin_page(new_page(), live_server, admin_user)
+    page.goto(f"{live_server.url}/hosts/{AMD}/models/{MODEL}/")
+    page.locator(".range-custom summary").click()
+    page.fill("input[name=since]", since.isoformat())
+    page.fill("input[name=until]", until.isoformat())
+    page.get_by_role("button", name="Show").click()
+    expect(page).to_have_url(re.compile(rf"since={since}&until={until}"))
+    expect(page.locator(".range-custom summary")).to_have_attribute(
+        "aria-current", "true"
+    )
+    chart = page.locator(
+        "section", has=page.get_by_role("heading", name="Repair modes applied")
+    )
+    expect(chart.locator("canvas")).to_have_count(1)
+    expect(chart.locator(".chart-keys li")).to_have_text(["numberFromString 5"])
+    # Inverted: the page says why, in the open From/To form, and shows 24 h.
+    page.locator(".range-custom summary").click()
+    page.fill("input[name=since]", until.isoformat())
+    page.fill("input[name=until]", since.isoformat())
+    page.get_by_role("button", name="Show").click()
+    alert = page.locator(".range-custom [role=alert]")
+    expect(alert).to_be_visible()
+    expect(alert).to_contain_text("“From” is after “To”.")
+    expect(chart.locator(".chart-keys li")).to_have_text(["bareSingleArg 3"])
+    page.set_viewport_size({"width": 390, "height": 844})
+    measured = page.evaluate(OVERFLOW)
+    screenshot(page, "390-custom-range-error")
+    assert measured["scroll"] <= measured["width"], measured
+    assert measured["culprits"] == [], measured
