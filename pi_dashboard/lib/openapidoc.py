@@ -38,7 +38,10 @@ def common_errors_document(schema: dict[str, Any]) -> dict[str, Any]:
                 needed += ["401", "503"]
             if operation.get("parameters") or operation.get("requestBody"):
                 needed.append("422")
-            responses = operation.setdefault("responses", {})
+            # ninja keys its own statuses by int: make every key a string, or the
+            # JSON holds "401" twice and Swagger UI refuses the whole document.
+            responses = {str(k): v for k, v in operation.get("responses", {}).items()}
+            operation["responses"] = responses
             for status in needed:
                 responses.setdefault(status, _error_response(status))
     return schema

@@ -6,6 +6,7 @@ operator token; a fixed seed and bounded examples keep it to about a minute on t
 cores. Asserted: no 5xx, every status and body as the schema documents them.
 """
 
+import json
 import re
 import subprocess
 import sys
@@ -101,3 +102,20 @@ def test_swagger_ui_assets_are_local_and_served() -> None:
         assert response.status_code == 200, asset
         content = b"".join(response.streaming_content)  # type: ignore[attr-defined]
         assert len(content) > 100, asset
+
+
+@pytest.mark.django_db
+def test_openapi_document_has_no_duplicate_keys() -> None:
+    """Swagger UI reads the JSON as YAML and refuses a key given twice (found on
+    the README re-walk: ninja's int 401 beside our "401")."""
+    duplicates: list[str] = []
+
+    def pairs_hook(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+        keys = [k for k, _ in pairs]
+        duplicates.extend(k for k in set(keys) if keys.count(k) > 1)
+        return dict(pairs)
+
+    body = Client().get("/api/v1/openapi.json").content
+    document = json.loads(body, object_pairs_hook=pairs_hook)
+    assert document["openapi"].startswith("3.")
+    assert duplicates == []
