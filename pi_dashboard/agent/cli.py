@@ -40,9 +40,10 @@ def build_parser() -> argparse.ArgumentParser:
         "--config", type=Path, help=f"config file (default {default_config_path()})"
     )
     parser.add_argument("-v", "--verbose", action="store_true")
-    # `--config` is accepted before or after the subcommand.
+    # `--config` and `-v` are accepted before or after the subcommand.
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("--config", type=Path, dest="sub_config", help="config file")
+    common.add_argument("-v", "--verbose", action="store_true", dest="sub_verbose")
     sub = parser.add_subparsers(dest="command", required=True)
     enroll = sub.add_parser(
         "enroll", parents=[common], help="check URL + token, write the config"
@@ -142,6 +143,7 @@ def cmd_status(args: argparse.Namespace, config_path: Path) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    args.verbose = args.verbose or getattr(args, "sub_verbose", False)
     logging.basicConfig(
         level=logging.DEBUG if args.verbose else logging.INFO,
         format="%(asctime)s %(levelname)s %(message)s",
