@@ -72,6 +72,7 @@ def outcome_rows(
     keys, extra = list(keys), list(params)
     midnight = first_midnight(since)
     outcome = Dimension.OUTCOME.value
+    tail: tuple[datetime | None, datetime | None]
     if until is None:
         head, tail, days = (since, midnight), (None, None), []
     else:
