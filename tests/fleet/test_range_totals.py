@@ -56,13 +56,9 @@ def hourly_only(
     hours = Rollup.objects.filter(dimension="outcome", bucket__gte=since)
     if until is not None:
         hours = hours.filter(bucket__lt=until)
-    rows = (
-        hours
-        .values("host_id", "model_id")
-        .annotate(
-            f=Sum("count", filter=Q(key__in=failures.FAILURE_KEYS)),
-            r=Sum("count", filter=Q(key=failures.REPAIRED_KEY)),
-        )
+    rows = hours.values("host_id", "model_id").annotate(
+        f=Sum("count", filter=Q(key__in=failures.FAILURE_KEYS)),
+        r=Sum("count", filter=Q(key=failures.REPAIRED_KEY)),
     )
     return {
         (row["host_id"], row["model_id"]): (row["f"] or 0, row["r"] or 0)
@@ -109,7 +105,7 @@ SPANS = [
 ]
 
 
-@pytest.mark.parametrize("since,until", SPANS, ids=lambda s: s.strftime("%dT%H"))
+@pytest.mark.parametrize(("since", "until"), SPANS, ids=lambda s: s.strftime("%dT%H"))
 def test_bounded_counts_equal_the_hourly_sums(
     cells: list[HostModel], since: datetime, until: datetime
 ) -> None:
