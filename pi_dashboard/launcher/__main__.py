@@ -8,6 +8,7 @@ import secrets
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 from types import FrameType
@@ -189,8 +190,19 @@ def command_services(started: dict[str, str]) -> int:
         return 0
 
 
+STOPPING = threading.Event()
+
+
 def raise_interrupt(signum: int, frame: FrameType | None) -> None:
-    """SIGTERM stops everything as Ctrl-C does, so the servers shut down cleanly."""
+    """SIGTERM stops everything as Ctrl-C does, so the servers shut down cleanly.
+
+    Only the first signal: SIGTERM to make's process group arrives twice (make
+    forwards it to us), and a second interrupt would abort the ordered stop, taking
+    PostgreSQL and Redis down under the servers still running.
+    """
+    if STOPPING.is_set():
+        return
+    STOPPING.set()
     raise KeyboardInterrupt
 
 

@@ -25,6 +25,18 @@ def test_launcher_serves_pages_and_stops_cleanly(tmp_path: Path) -> None:
         assert not page_ok(run.login_url)
 
 
+@pytest.mark.timeout(90)
+def test_a_second_sigterm_does_not_cut_the_ordered_stop_short(tmp_path: Path) -> None:
+    """`kill -TERM -- -<make's group>` reaches the launcher twice: from the kill, and
+    from make, which forwards SIGTERM to its child. The second one used to abort the
+    stop (exit 130) and take the database down under the running servers."""
+    log = tmp_path / "launcher.log"
+    with launched(env={"PI_DEMO": "0"}, log=log) as run:
+        below = stop_cleanly(run.proc, timeout=30, signals=2)
+        assert len(below) >= 3
+    assert "Stopping…" in log.read_text()
+
+
 def test_a_busy_port_is_refused_with_a_clear_message() -> None:
     with socket.socket() as busy:
         busy.bind(("127.0.0.1", 0))

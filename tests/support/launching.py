@@ -128,13 +128,18 @@ def launched(*, env: dict[str, str], log: Path) -> Iterator[Launched]:
         yield run
 
 
-def stop_cleanly(proc: subprocess.Popen[bytes], *, timeout: float) -> set[int]:
-    """SIGTERM the launcher; assert it exits 0 leaving no process behind.
+def stop_cleanly(
+    proc: subprocess.Popen[bytes], *, timeout: float, signals: int = 1
+) -> set[int]:
+    """SIGTERM the launcher (`signals` times, as make forwards a group's SIGTERM);
+    assert it exits 0 leaving no process behind.
 
     Returns the processes that were running below it.
     """
     below = descendants(proc.pid)
-    proc.send_signal(signal.SIGTERM)
+    for _ in range(signals):
+        proc.send_signal(signal.SIGTERM)
+        time.sleep(0.3)
     assert proc.wait(timeout) == 0
     time.sleep(0.5)
     left = [pid for pid in below if alive(pid)]
