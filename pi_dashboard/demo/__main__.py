@@ -60,7 +60,8 @@ def main() -> int:
         paused = setup.probes_pause()
         print(
             "demo: the database already has real hosts; no demo"
-            + (f" (paused its probes: {paused} endpoints/schedules)" if paused else ""),
+            + (f" (paused its probes: {paused} endpoints/schedules)" if paused else "")
+            + ". Beside the real hosts: `PI_DEMO=always make run`.",
             flush=True,
         )
         return 0

@@ -123,6 +123,11 @@ def command_run(env: dict[str, str], port: int) -> int:
     env.setdefault("PI_DASHBOARD_URL", f"http://127.0.0.1:{port}")
     manage("migrate", "--noinput", env=env)
     manage("ensure_admin", env=env)
+    # Static files are served from the source tree (finders); an absent STATIC_ROOT
+    # only makes whitenoise warn on every start.
+    Path(env.get("DJANGO_STATIC_ROOT") or VAR / "static").mkdir(
+        parents=True, exist_ok=True
+    )
     procs = [start(name, argv, env) for name, argv in server_argvs(port).items()]
     started = {k: env[k] for k in ("DATABASE_URL", "REDIS_URL") if k in env}
     RUNNING_ENV.write_text(json.dumps(started))

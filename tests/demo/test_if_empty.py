@@ -40,6 +40,7 @@ def test_a_fleet_with_real_hosts_gets_no_demo(tmp_path: Path) -> None:
     result = run_demo(tmp_path / "demo")
     assert result.returncode == 0, result.stderr
     assert "already has real hosts; no demo" in result.stdout
+    assert "Beside the real hosts: `PI_DEMO=always make run`." in result.stdout
     assert not (tmp_path / "demo").exists()
 
 

@@ -23,6 +23,7 @@ def test_launcher_serves_pages_and_stops_cleanly(tmp_path: Path) -> None:
         below = stop_cleanly(run.proc, timeout=30)
         assert len(below) >= 3  # gunicorn, celery worker, celery beat (and theirs)
         assert not page_ok(run.login_url)
+    assert "No directory at" not in (tmp_path / "launcher.log").read_text()
 
 
 @pytest.mark.timeout(90)
