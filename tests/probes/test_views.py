@@ -204,3 +204,22 @@ def test_run_page_shows_pis_json_and_the_assembled_stream(
     assert "The reply as received" in body
     assert 'aria-label="Breadcrumbs"' in body
     assert f'<span aria-current="page">#{run.pk}</span>' in body
+
+
+def test_a_disabled_endpoint_says_so_in_the_list(viewer: Any) -> None:
+    """The demo's endpoints, disabled while no demo runs, read as disabled (found on
+    the README re-walk: only a muted row and a greyed button told them apart)."""
+    Endpoint.objects.create(
+        name="demo off", base_url="http://127.0.0.1:1/v1", server_model="m",
+        model_key="lab/m", is_enabled=False,
+    )  # fmt: skip
+    Endpoint.objects.create(
+        name="lab on", base_url="http://127.0.0.1:1/v1", server_model="m",
+        model_key="lab/m",
+    )  # fmt: skip
+    listing = logged_in(viewer).get("/probes/").content.decode()
+    rows = re.findall(r"<tr[^>]*>.*?</tr>", listing, re.S)
+    off = next(r for r in rows if "demo off" in r)
+    on = next(r for r in rows if "lab on" in r)
+    assert ">disabled</span>" in off
+    assert ">disabled</span>" not in on
