@@ -289,7 +289,11 @@ def test_custom_from_to_range_in_the_url_and_its_errors(
     expect(alert).to_be_visible()
     expect(alert).to_contain_text("“From” is after “To”.")
     expect(chart.locator(".chart-keys li")).to_have_text(["bareSingleArg 3"])
+    # On a phone, loaded at that width (charts size themselves when drawn).
     page.set_viewport_size({"width": 390, "height": 844})
+    page.reload()
+    expect(alert).to_be_visible()
+    expect(chart.locator("canvas")).to_have_count(1)
     measured = page.evaluate(OVERFLOW)
     screenshot(page, "390-custom-range-error")
     assert measured["scroll"] <= measured["width"], measured
