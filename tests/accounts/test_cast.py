@@ -66,6 +66,15 @@ API_WRITES: dict[str, tuple[Any, str, str, Any]] = {
     "update_endpoint": (Role.OPERATOR, "PUT", "/endpoints/{endpoint}", ENDPOINT),
     "delete_endpoint": (Role.OPERATOR, "DELETE", "/endpoints/{endpoint}", None),
     "probe_endpoint": (Role.OPERATOR, "POST", "/endpoints/{endpoint}/probe", None),
+    "create_rule": (
+        Role.OPERATOR,
+        "POST",
+        "/alert-rules",
+        {"name": "cast-rule", "signal": "agent_down"},
+    ),
+    "update_rule": (Role.OPERATOR, "PATCH", "/alert-rules/999999", {"name": "x"}),
+    "delete_rule": (Role.OPERATOR, "DELETE", "/alert-rules/999999", None),
+    "acknowledge_alert": (Role.OPERATOR, "POST", "/alerts/999999/ack", None),
 }
 
 # URL name -> who may POST there
@@ -91,6 +100,28 @@ POST_PAGES: dict[str, Any] = {
     "probes:channel_edit": Role.OPERATOR,
     "probes:channel_delete": Role.OPERATOR,
     "probes:channel_test": Role.OPERATOR,
+    "accounts:users": Role.ADMIN,
+    "accounts:user_role": Role.ADMIN,
+    "accounts:user_deactivate": Role.ADMIN,
+    "accounts:user_activate": Role.ADMIN,
+    "accounts:agents": Role.ADMIN,
+    "accounts:agent_rotate": Role.ADMIN,
+    "accounts:agent_revoke": Role.ADMIN,
+    "alerts:ack": Role.OPERATOR,
+    "alerts:rule_new": Role.OPERATOR,
+    "alerts:rule_edit": Role.OPERATOR,
+    "alerts:rule_delete": Role.OPERATOR,
+    "alerts:channel_new": Role.OPERATOR,
+    "alerts:channel_edit": Role.OPERATOR,
+    "alerts:channel_delete": Role.OPERATOR,
+    "alerts:channel_test": Role.OPERATOR,
+    "alerts:silences": Role.OPERATOR,  # GET for viewers; POST creates a silence
+    "alerts:silence_end": Role.OPERATOR,
+    "alerts:maintenance_create": Role.OPERATOR,
+    "alerts:maintenance_delete": Role.OPERATOR,
+    "alerts:grace_save": Role.OPERATOR,
+    "alerts:grace_delete": Role.OPERATOR,
+    "alerts:host_tag": Role.OPERATOR,
     "accounts:tokens": Role.VIEWER,  # everyone manages their own operator tokens
     "accounts:token_revoke": Role.VIEWER,
 }

@@ -4,8 +4,8 @@ A host-side probe runs pi's `tool_probe` through pi's RPC mode, which needs the
 agent's `pi_command`. Agents say what they can do in their heartbeat
 (`capabilities: {"probe", "rpc", "why"}`, CONTRACT.md), stored on `Agent.capabilities`.
 The button is offered when an active agent of the host reports `probe: true`;
-otherwise the page says why. Where the server does not store capabilities yet
-(the field is absent), it is offered as before: nothing is known either way.
+otherwise the page says why. A host with no active agent is offered it: the command
+waits for its next agent, and nothing says that one cannot probe.
 """
 
 from collections.abc import Iterable
@@ -28,8 +28,8 @@ class ProbeOffer:
 
 def probe_offer(agents: Iterable[Agent]) -> ProbeOffer:
     active = [a for a in agents if a.is_active]
-    reports = [getattr(a, "capabilities", None) for a in active]
-    if not active or all(r is None for r in reports):
+    reports = [a.capabilities for a in active]
+    if not active:
         return ProbeOffer(is_offered=True)
     if any(isinstance(r, dict) and r.get("probe") is True for r in reports):
         return ProbeOffer(is_offered=True)
