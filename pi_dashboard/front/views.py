@@ -224,9 +224,13 @@ def host_model_detail(request: HttpRequest, host_id: str, key: str) -> HttpRespo
         charts=charts_for(tr, hm.model, hm.host_id),
         probe_action=specs.probe_spec(hm, hostnames) if offer.is_offered else None,
         probe_why_not=offer.why_not,
-        protocol_actions=specs.reset_protocol_specs(hm, hostnames)
+        # "Reset and re-probe" probes too: offered only where "Probe now" is.
+        protocol_actions=specs.reset_protocol_specs(hm, hostnames)[
+            : None if offer.is_offered else 1
+        ]
         if hm.protocol_status
         else [],
+        reprobe_why_not=offer.why_not if hm.protocol_status else "",
         teach_stats=efficacy.teach_stats_rows(hm.entry),
         probe_history=hm_pages.probe_history(hm),
         rule_history=hm_pages.rule_history(hm),
