@@ -168,12 +168,16 @@ def host_detail(request: HttpRequest, host_id: str) -> HttpResponse:
     ctx = base_context(request)
     host = get_object_or_404(Host, pi_id=host_id)
     tr = ctx["time_range"]
+    agents = list(Agent.objects.filter(host=host).order_by("hostname", "name"))
     ctx.update(
         host=host,
-        agents=list(Agent.objects.filter(host=host).order_by("hostname", "name")),
+        agents=agents,
         rows=detail.host_models(host=host, since=tr.since(), hours=tr.hours),
         open_commands=list(detail.open_commands(host=host)),
         recent_commands=detail.recent_commands(host=host),
+        # "Probe now…" of any model pi knows, stored here or not (issue 13.5).
+        probe_offer=probe_offer.probe_offer(agents),
+        probe_models=probe_offer.probe_model_choices(host=host, agents=agents),
     )
     template = partial_name(request, "fleet/host_detail.html", "commands")
     return render(request, template, ctx)
