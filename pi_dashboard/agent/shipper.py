@@ -146,7 +146,9 @@ class Shipper:
             "state_dir": str(self.cfg.state_dir),
             "lag": self.lag(),
             "store": store_health.store_inspect(self.cfg.state_dir / STORE_FILE),
-            "capabilities": store_health.capabilities(self.cfg.pi_command),
+            "capabilities": store_health.capabilities(
+                self.cfg.pi_command, self.cfg.agent_dir
+            ),
             "ingest": self.ingest_counters(),
         }
 

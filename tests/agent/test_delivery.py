@@ -352,3 +352,38 @@ def test_the_heartbeat_reports_the_store_and_capabilities(
         "why": "no pi_command in the agent config: commands edit pi's store file "
         "and probes cannot run (enroll with --pi-command pi)",
     }
+
+
+def test_the_heartbeat_names_the_models_pis_models_json_adds(
+    serve: Callable[..., Stub],
+    make_config: Callable[..., AgentConfig],
+    amd_state: Path,
+) -> None:
+    """Offered on the host page for a probe of a model not yet in the store."""
+    stub = serve(ok)
+    cfg = make_config(server=stub.url, state_dir=amd_state)
+    (cfg.agent_dir / "models.json").write_text(
+        json.dumps(
+            {
+                "providers": {
+                    "ollama": {
+                        "baseUrl": "http://localhost:11434/v1",
+                        "models": [{"id": "llama3.1:8b"}, {"id": "gpt-oss:20b"}],
+                    },
+                    "broken": {"models": [{"name": "no id"}, "x"]},
+                }
+            }
+        )
+    )
+    shipper = shipper_for(cfg)
+    shipper.heartbeat()
+    (cfg.agent_dir / "models.json").write_text("{not json")
+    shipper.heartbeat()
+    first, second = (
+        json.loads(lines[0]) for p, lines, _ in stub.received if p == "/agent/heartbeat"
+    )
+    assert first["capabilities"]["models"] == [
+        "ollama/llama3.1:8b",
+        "ollama/gpt-oss:20b",
+    ]
+    assert "models" not in second["capabilities"]

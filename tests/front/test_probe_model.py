@@ -5,6 +5,7 @@ pi probes any model its models.json knows. The host page offers a model field
 knows), validated as pi's `provider/modelId`, only where the host's agent can probe.
 """
 
+import json
 from typing import Any
 
 import pytest
@@ -14,6 +15,7 @@ from pi_dashboard.audit.models import AuditEntry, AuditOutcome
 from pi_dashboard.control.models import Command
 from pi_dashboard.fleet.models import Agent, Host
 from tests.fleet.test_pages import AMD, XEON, login, seed_fleet
+from tests.ingest.support import AgentClient, fingerprint_of
 
 NEW = "ollama/qwen3-coder-next:80b"
 HOST_PAGE = f"/hosts/{AMD}/"
@@ -102,3 +104,25 @@ def test_not_offered_where_the_agent_cannot_probe(
     # A viewer sees no form at all.
     client.force_login(viewer)
     assert 'id="probe-model"' not in client.get(HOST_PAGE).content.decode()
+
+
+def test_the_models_an_agent_reports_are_suggested(
+    client: Client, operator: Any, pi_fixtures: Any
+) -> None:
+    """Through the heartbeat: `capabilities.models` (pi's models.json) is stored."""
+    agent = AgentClient.enroll("amd-box")
+    beat = {
+        "hostname": "box",
+        "host": fingerprint_of(pi_fixtures / AMD),
+        "agent_version": "0.1.0",
+        "capabilities": {"probe": True, "rpc": True, "why": "", "models": [NEW]},
+    }
+    response = Client().post(
+        "/api/v1/agent/heartbeat",
+        json.dumps(beat),
+        content_type="application/json",
+        HTTP_AUTHORIZATION=f"Bearer {agent.token}",
+    )
+    assert response.status_code == 200, response.content
+    body = login(client, operator).get(HOST_PAGE).content.decode()
+    assert f'<option value="{NEW}">' in body
