@@ -84,6 +84,7 @@ POST_PAGES: dict[str, Any] = {
     "fleet:action_remove_rule": Role.OPERATOR,
     "fleet:action_reset_protocol": Role.OPERATOR,
     "fleet:action_probe": Role.OPERATOR,
+    "fleet:action_probe_model": Role.OPERATOR,
     "fleet:action_remove_rule_everywhere": Role.OPERATOR,
     "control:command_retry": Role.OPERATOR,
     "probes:endpoint_new": Role.OPERATOR,

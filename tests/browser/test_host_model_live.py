@@ -35,9 +35,9 @@ def assert_whole_page(page, expect, rules: int) -> None:
     expect(page.locator(".stat", has_text="standing rules")).to_contain_text(
         f"{rules} / 5"
     )
-    # The agent has no `pi_command`: it says so, and the page offers no probe.
+    # This agent has no pi_command: no probe is offered, and the page says why.
     expect(page.get_by_role("button", name="Probe now…")).to_have_count(0)
-    expect(page.get_by_text("cannot run pi's tool probe")).to_be_visible()
+    expect(page.locator("#probe-why-not")).to_contain_text("no pi_command")
     expect(page.get_by_role("button", name="Remove…", exact=True)).to_have_count(rules)
 
 

@@ -63,8 +63,12 @@ class AgentClient:
             **self._headers(**headers),
         )
 
-    def snapshot(self, body: bytes, seq: int | str | None = None) -> Any:
+    def snapshot(
+        self, body: bytes, seq: int | str | None = None, epoch: str | None = None
+    ) -> Any:
         order = {} if seq is None else {"HTTP_X_SNAPSHOT_SEQ": str(seq)}
+        if epoch is not None:
+            order["HTTP_X_SNAPSHOT_EPOCH"] = epoch
         return self.post("snapshot", body, content_type="application/json", **order)
 
     def lines(self, path: str, lines: list[bytes]) -> list[Any]:

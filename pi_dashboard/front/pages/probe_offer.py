@@ -11,7 +11,7 @@ waits for its next agent, and nothing says that one cannot probe.
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from pi_dashboard.fleet.models import Agent
+from pi_dashboard.fleet.models import Agent, Host, Model
 
 NO_REPORT = (
     "The host's agent has not said whether it can probe (an older agent); "
@@ -38,3 +38,20 @@ def probe_offer(agents: Iterable[Agent]) -> ProbeOffer:
         return ProbeOffer(is_offered=False, why_not=NO_REPORT)
     why = str(said[0].get("why") or "").strip()
     return ProbeOffer(is_offered=False, why_not=f"{CANNOT} ({why})" if why else CANNOT)
+
+
+SUGGESTED_MODELS = 500
+
+
+def probe_model_choices(*, host: Host, agents: Iterable[Agent]) -> list[str]:
+    """Model keys to suggest for a host-side probe: those pi's models.json knows on
+    the host, when its agent reports them (`capabilities.models`), then the models
+    the dashboard knows. Only suggestions: pi also knows its built-in models."""
+    reported: list[str] = []
+    for agent in agents:
+        models = agent.capabilities.get("models") if agent.is_active else None
+        if isinstance(models, list):
+            reported += [m for m in models if isinstance(m, str)]
+    known = Model.objects.order_by("key").values_list("key", flat=True)
+    seen = dict.fromkeys([*reported, *known[:SUGGESTED_MODELS]])
+    return list(seen)[:SUGGESTED_MODELS]
