@@ -8,6 +8,7 @@ and the suppressed notification is kept, visibly, as `suppressed`.
 """
 
 import logging
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from urllib.parse import urlsplit
 
@@ -105,6 +106,16 @@ def message(alert: Alert, kind: str) -> tuple[str, str]:
     return title, body
 
 
+@dataclass(frozen=True)
+class Outgoing:
+    """One alert's message of one kind to the enabled channels of its rule."""
+
+    alert: Alert
+    kind: str
+    subject: Subject
+    channels: list[Channel]
+
+
 @transaction.atomic
 def notifications_queue(
     *,
@@ -114,32 +125,46 @@ def notifications_queue(
     suppressions: Suppressions | None = None,
     channels: list[Channel] | None = None,
 ) -> list[int]:
-    """One notification per enabled channel of the alert's rule; sent after commit.
-
-    An evaluation cycle passes what it read once (suppressions, the rule's channels).
-    """
-    now = timezone.now()
-    why = (suppressions or Suppressions(now)).why(alert, subject)
-    title, body = message(alert, kind)
-    ids = []
+    """One notification per enabled channel of the alert's rule; sent after commit."""
     if channels is None:
         channels = list(alert.rule.channels.all())
-    for channel in channels:
-        if not channel.is_enabled:
-            continue
-        n = Notification.objects.create(
-            alert=alert,
-            channel=channel,
-            kind=kind,
-            title=title,
-            body=body,
-            state=NotificationState.SUPPRESSED if why else NotificationState.QUEUED,
-            error=why,
-        )
-        if not why:
-            ids.append(n.pk)
-    Alert.objects.filter(pk=alert.pk).update(last_notified_at=now)
-    alert.last_notified_at = now
+    return notifications_queue_many(
+        outgoing=[Outgoing(alert, kind, subject, channels)],
+        suppressions=suppressions or Suppressions(timezone.now()),
+    )
+
+
+@transaction.atomic
+def notifications_queue_many(
+    *, outgoing: list[Outgoing], suppressions: Suppressions
+) -> list[int]:
+    """Every message of an evaluation cycle in three statements whatever their number
+    (an alert storm's first cycle): one insert, one last_notified_at update, and the
+    Celery tasks queued after commit. Returns the queued (not suppressed) ids."""
+    now = timezone.now()
+    rows = []
+    for item in outgoing:
+        why = suppressions.why(item.alert, item.subject)
+        title, body = message(item.alert, item.kind)
+        rows += [
+            Notification(
+                alert=item.alert,
+                channel=channel,
+                kind=item.kind,
+                title=title,
+                body=body,
+                state=NotificationState.SUPPRESSED if why else NotificationState.QUEUED,
+                error=why,
+            )
+            for channel in item.channels
+            if channel.is_enabled
+        ]
+        item.alert.last_notified_at = now
+    Notification.objects.bulk_create(rows, batch_size=2000)
+    Alert.objects.filter(pk__in=[item.alert.pk for item in outgoing]).update(
+        last_notified_at=now
+    )
+    ids = [n.pk for n in rows if n.state == NotificationState.QUEUED]
     transaction.on_commit(lambda: _enqueue(ids))
     return ids
 
