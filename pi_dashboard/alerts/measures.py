@@ -102,7 +102,8 @@ class Sums:
         if not self.starts or not wanted:
             return
         columns = ", ".join(
-            "coalesce(sum(count) FILTER (WHERE bucket >= %s), 0)" for _ in self.starts
+            "coalesce(sum(count) FILTER (WHERE bucket >= %s), 0)::bigint"
+            for _ in self.starts
         )
         # One branch per dimension, each an index-only scan of rollup_alerts_scan
         # (dimension, key, bucket) INCLUDE (host, model, count): only the wanted

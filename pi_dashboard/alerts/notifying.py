@@ -1,13 +1,14 @@
 """Notifications: queue one per channel of a rule, deliver each through Apprise.
 
-A message is queued in the evaluation's transaction and sent by its own Celery task
-after commit, so a slow or broken channel never holds up evaluation or the other
-channels; its failure is stored on the notification and on the channel.
+A message is queued in the evaluation's transaction and sent after commit by one
+Celery task per channel, so a slow or broken channel never holds up evaluation or the
+other channels; its failure is stored on the notification and on the channel.
 Silences and maintenance windows suppress delivery only: the alert's state moves on
 and the suppressed notification is kept, visibly, as `suppressed`.
 """
 
 import logging
+from collections import defaultdict
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from urllib.parse import urlsplit
@@ -164,16 +165,24 @@ def notifications_queue_many(
     Alert.objects.filter(pk__in=[item.alert.pk for item in outgoing]).update(
         last_notified_at=now
     )
-    ids = [n.pk for n in rows if n.state == NotificationState.QUEUED]
-    transaction.on_commit(lambda: _enqueue(ids))
-    return ids
+    queued = [n for n in rows if n.state == NotificationState.QUEUED]
+    per_channel: dict[int, list[int]] = defaultdict(list)
+    for n in queued:
+        per_channel[n.channel_id].append(n.pk)
+    transaction.on_commit(lambda: _enqueue(list(per_channel.values())))
+    return [n.pk for n in queued]
 
 
-def _enqueue(ids: list[int]) -> None:
+def _enqueue(batches: list[list[int]]) -> None:
+    """One task per channel: a slow or broken channel holds up only its own
+    messages, and a storm of thousands costs one broker message per channel."""
     from pi_dashboard.alerts import tasks
 
-    for pk in ids:
-        tasks.notification_send.delay(pk)
+    for ids in batches:
+        if len(ids) == 1:
+            tasks.notification_send.delay(ids[0])
+        else:
+            tasks.notifications_send.delay(ids)
 
 
 def apprise_send(url: str, title: str, body: str) -> str:
