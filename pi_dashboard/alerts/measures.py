@@ -14,7 +14,6 @@ from functools import lru_cache
 from typing import Any
 from urllib.parse import quote
 
-from django.core.exceptions import FieldDoesNotExist
 from django.db import connection
 from django.db.models import Count, Q
 from django.urls import reverse
@@ -22,15 +21,18 @@ from django.urls import reverse
 from pi_dashboard.alerts import liveness
 from pi_dashboard.alerts.models import Signal
 from pi_dashboard.alerts.selectors import host_url
-from pi_dashboard.control.models import Command
+from pi_dashboard.control.models import Command, CommandState
 from pi_dashboard.fleet.models import Agent, Change, ChangeKind, Host, HostModel, Model
 from pi_dashboard.ingest.models import Dimension, Rollup
+from pi_dashboard.lib.isotime import parse_iso
 from pi_dashboard.probes.models import Drift, Endpoint
 
 EXECUTION_FAILURE_KEYS = ("execution:failed", "execution:rejected")
 VALIDATION_KEYS = ("validation:bounced", "validation:repaired")
-# Contract: `snap` adds `reverted`; until then no command has that state.
-COMMAND_TROUBLE_STATES = ("failed", "expired", "reverted")
+# Command trouble (contract): failed, expired or reverted.
+FINISHED_TROUBLE_STATES = (CommandState.FAILED, CommandState.EXPIRED)
+# An agent's clock a little ahead of ours still counts as now.
+CLOCK_SKEW = timedelta(minutes=5)
 
 
 @dataclass(frozen=True)
@@ -297,21 +299,17 @@ def verdict_mismatch(w: Window, names: Names) -> list[Observation]:
 
 
 def command_trouble(w: Window, names: Names) -> list[Observation]:
+    """Commands that failed or expired (finished_at) or were reverted by a later
+    snapshot (reverted_at: its finished_at is when it was applied) in the window."""
     rows = (
-        Command.objects.filter(state__in=COMMAND_TROUBLE_STATES)
-        .filter(Q(finished_at__gte=w.since) | Q(expires_at__gte=w.since))
+        Command.objects.filter(
+            Q(state__in=FINISHED_TROUBLE_STATES, finished_at__gte=w.since)
+            | Q(state=CommandState.REVERTED, reverted_at__gte=w.since)
+        )
         .values("host_id", "model_id")
         .annotate(n=Count("id"))
     )
     return [_pair(names, r["host_id"], r["model_id"], r["n"], w) for r in rows]
-
-
-def _agent_field(name: str) -> bool:
-    try:
-        Agent._meta.get_field(name)
-    except FieldDoesNotExist:
-        return False
-    return True
 
 
 def _agent_obs(agent: Agent, value: float, why: str) -> Observation:
@@ -333,31 +331,46 @@ def _agents_with(field: str) -> Any:
     )
 
 
+INGEST_COUNTERS = ("rejected_lines", "quarantined_lines", "spool_dropped")
+
+
+def _count(report: dict[str, Any], name: str) -> int:
+    value = report.get(name)
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+
 def ingest_trouble(w: Window, names: Names) -> list[Observation]:
-    """The agent's `ingest` report (contract: stored by `snap`) shows a problem
-    within the window. A no-op until Agent has that field."""
-    if not _agent_field("ingest"):
-        return []
+    """The agent's heartbeat `ingest` report (contract): while its last problem
+    (a rejected or quarantined line, a spool drop, a refused snapshot) is within
+    the window, the value is its troubled lines so far (at least 1); else 0."""
     out = []
     for agent in _agents_with("ingest"):
-        report = getattr(agent, "ingest", None) or {}
-        at = report.get("last_problem_at")
-        recent = bool(at) and str(at) >= w.since.isoformat()[:19]
-        why = f": {report.get('last_problem')}" if recent else ""
-        out.append(_agent_obs(agent, float(recent), why))
+        report = agent.ingest if isinstance(agent.ingest, dict) else {}
+        at = parse_iso(report.get("last_problem_at"))
+        if at is None or not w.since <= at <= w.now + CLOCK_SKEW:
+            out.append(_agent_obs(agent, 0.0, ""))
+            continue
+        counts = {name: _count(report, name) for name in INGEST_COUNTERS}
+        said = ", ".join(f"{n} {k.replace('_', ' ')}" for k, n in counts.items() if n)
+        problem = str(report.get("last_problem") or "ingest trouble")[:300]
+        why = f": {problem}" + (f" ({said})" if said else "")
+        out.append(_agent_obs(agent, float(max(1, sum(counts.values()))), why))
     return out
 
 
 def store_unreadable(w: Window, names: Names) -> list[Observation]:
-    """pi's model-adaptation.json unreadable (contract `store.status`): pi's next
-    write drops every other host's data. A no-op until Agent has `store`."""
-    if not _agent_field("store"):
-        return []
+    """pi's model-adaptation.json unreadable (heartbeat `store.status`): pi's next
+    write replaces the file and drops every other host's data. Always urgent."""
     out = []
     for agent in _agents_with("store"):
-        report = getattr(agent, "store", None) or {}
+        report = agent.store if isinstance(agent.store, dict) else {}
         bad = report.get("status") == "unreadable"
-        why = f": {report.get('reason', '')}" if bad else ""
+        why = (
+            f": pi's store is unreadable ({report.get('reason') or 'no reason given'});"
+            " pi's next write drops every other host's data"
+            if bad
+            else ""
+        )
         out.append(_agent_obs(agent, float(bad), why))
     return out
 

@@ -273,15 +273,6 @@ def test_command_trouble(operator) -> None:
     assert Alert.objects.get().value == 2
 
 
-def test_contract_signals_are_no_ops_until_the_agent_fields_exist() -> None:
-    pair("h1", "openai/gpt-5.1")
-    rule("store", "store_unreadable", is_urgent=True)
-    rule("ingest", "ingest_trouble")
-    # With the migrated "Probe verdict drift" rule.
-    assert evaluate().rules == 3
-    assert Alert.objects.count() == 0
-
-
 @pytest.mark.django_db(transaction=True)
 def test_a_second_cycle_while_one_runs_is_skipped() -> None:
     import threading
