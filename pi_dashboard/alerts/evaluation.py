@@ -66,13 +66,23 @@ class Cycle:
         )
         self.suppressions = notifying.Suppressions(now)
         self.tags = measures.host_tags()
+        # Each measure's lowest threshold among the rules that read it.
+        self.floors: dict[tuple[str, int, str], float] = {}
+        for rule in rules:
+            key = (rule.signal, rule.window_minutes, rule.param)
+            self.floors[key] = min(self.floors.get(key, rule.threshold), rule.threshold)
         self.writes = Writes()
 
     def observe(self, rule: AlertRule) -> list[measures.Observation]:
         key = (rule.signal, rule.window_minutes, rule.param)
         if key not in self._measured:
             started = time.perf_counter()
-            window = measures.Window(self.now, rule.window_minutes, rule.param)
+            window = measures.Window(
+                self.now,
+                rule.window_minutes,
+                rule.param,
+                self.floors.get(key, float("-inf")),
+            )
             self._measured[key] = measures.MEASURES[rule.signal](window, self.names)
             self.timings[key] = time.perf_counter() - started
         return self._measured[key]

@@ -50,6 +50,10 @@ class Window:
     now: datetime
     minutes: int
     param: str
+    # The lowest threshold of the rules reading this measure: a rollup measure
+    # builds no Observation under it (thousands of quiet cells per cycle cost
+    # more than the scan that summed them).
+    floor: float = float("-inf")
 
     @property
     def since(self) -> datetime:
@@ -185,7 +189,7 @@ def _failures(w: Window, names: Names, signal: str) -> dict[Cell, int]:
 
 def failure_rate(w: Window, names: Names) -> list[Observation]:
     cells = _failures(w, names, Signal.FAILURE_RATE)
-    return [_pair(names, h, m, n, w) for (h, m), n in cells.items()]
+    return [_pair(names, h, m, n, w) for (h, m), n in cells.items() if n >= w.floor]
 
 
 def failure_rate_model(w: Window, names: Names) -> list[Observation]:
@@ -194,6 +198,8 @@ def failure_rate_model(w: Window, names: Names) -> list[Observation]:
         per_model[model_id] += n
     out = []
     for model_id, n in per_model.items():
+        if n < w.floor:
+            continue
         key = names.models.get(model_id, "") if model_id else ""
         out.append(
             Observation(
@@ -217,11 +223,12 @@ def bounce_rate(w: Window, names: Names) -> list[Observation]:
     MIN_VALIDATIONS in the window)."""
     bounced = names.sums(w, Dimension.OUTCOME.value, ("validation:bounced",))
     total = names.sums(w, Dimension.OUTCOME.value, VALIDATION_KEYS)
-    return [
-        _pair(names, h, m, bounced.get((h, m), 0) / n, w)
+    rates = (
+        (h, m, bounced.get((h, m), 0) / n)
         for (h, m), n in total.items()
         if n >= MIN_VALIDATIONS
-    ]
+    )
+    return [_pair(names, h, m, rate, w) for h, m, rate in rates if rate >= w.floor]
 
 
 def _changes(w: Window, names: Names, changes: Any) -> list[Observation]:
