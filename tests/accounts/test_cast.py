@@ -72,9 +72,31 @@ API_WRITES: dict[str, tuple[Any, str, str, Any]] = {
         "/alert-rules",
         {"name": "cast-rule", "signal": "agent_down"},
     ),
-    "update_rule": (Role.OPERATOR, "PATCH", "/alert-rules/999999", {"name": "x"}),
+    "update_rule": (Role.OPERATOR, "PATCH", "/alert-rules/999999", {"threshold": 2}),
     "delete_rule": (Role.OPERATOR, "DELETE", "/alert-rules/999999", None),
     "acknowledge_alert": (Role.OPERATOR, "POST", "/alerts/999999/ack", None),
+    "create_maintenance_window": (
+        Role.OPERATOR,
+        "POST",
+        "/maintenance-windows",
+        {
+            "name": "cast-window",
+            "starts_at": "2026-12-05T08:00:00Z",
+            "ends_at": "2026-12-05T09:00:00Z",
+        },
+    ),
+    "update_maintenance_window": (
+        Role.OPERATOR,
+        "PUT",
+        "/maintenance-windows/999999",
+        {"name": "w", "weekdays": [1], "start_time": "01:00", "duration_minutes": 5},
+    ),
+    "delete_maintenance_window": (
+        Role.OPERATOR,
+        "DELETE",
+        "/maintenance-windows/999999",
+        None,
+    ),
 }
 
 # URL name -> who may POST there
@@ -108,21 +130,27 @@ POST_PAGES: dict[str, Any] = {
     "accounts:agents": Role.ADMIN,
     "accounts:agent_rotate": Role.ADMIN,
     "accounts:agent_revoke": Role.ADMIN,
-    "alerts:ack": Role.OPERATOR,
-    "alerts:rule_new": Role.OPERATOR,
-    "alerts:rule_edit": Role.OPERATOR,
-    "alerts:rule_delete": Role.OPERATOR,
-    "alerts:channel_new": Role.OPERATOR,
-    "alerts:channel_edit": Role.OPERATOR,
-    "alerts:channel_delete": Role.OPERATOR,
-    "alerts:channel_test": Role.OPERATOR,
-    "alerts:silences": Role.OPERATOR,  # GET for viewers; POST creates a silence
-    "alerts:silence_end": Role.OPERATOR,
-    "alerts:maintenance_create": Role.OPERATOR,
-    "alerts:maintenance_delete": Role.OPERATOR,
-    "alerts:grace_save": Role.OPERATOR,
-    "alerts:grace_delete": Role.OPERATOR,
-    "alerts:host_tag": Role.OPERATOR,
+    **{
+        f"alerts:{name}": Role.OPERATOR
+        for name in (
+            "ack",
+            "rule_new",
+            "rule_edit",
+            "rule_delete",
+            "channel_new",
+            "channel_edit",
+            "channel_delete",
+            "channel_test",
+            "silences",  # viewers read it; creating a silence is the POST
+            "silence_end",
+            "maintenance_create",
+            "maintenance_edit",
+            "maintenance_delete",
+            "grace_save",
+            "grace_delete",
+            "host_tag",
+        )
+    },
     "accounts:tokens": Role.VIEWER,  # everyone manages their own operator tokens
     "accounts:token_revoke": Role.VIEWER,
 }
