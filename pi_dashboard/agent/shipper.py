@@ -9,6 +9,7 @@ is drained oldest first, before anything new, so the server sees pi's order.
 import gzip
 import hashlib
 import logging
+import secrets
 import threading
 import time
 from collections import Counter, defaultdict
@@ -31,7 +32,7 @@ from pi_dashboard.agent.sources import (
     StatsDoc,
     StatsWatcher,
 )
-from pi_dashboard.agent.spool import Spool
+from pi_dashboard.agent.spool import SNAPSHOT_EPOCH, SnapshotOrder, Spool
 from pi_dashboard.agent.state import AgentState
 from pi_dashboard.agent.tailer import MAX_BYTES, MAX_LINES, JsonlTailer, TailPosition
 
@@ -145,7 +146,9 @@ class Shipper:
             "state_dir": str(self.cfg.state_dir),
             "lag": self.lag(),
             "store": store_health.store_inspect(self.cfg.state_dir / STORE_FILE),
-            "capabilities": store_health.capabilities(self.cfg.pi_command),
+            "capabilities": store_health.capabilities(
+                self.cfg.pi_command, self.cfg.agent_dir
+            ),
             "ingest": self.ingest_counters(),
         }
 
@@ -246,14 +249,21 @@ class Shipper:
 
     # -- delivery -------------------------------------------------------------------
 
-    def _next_snapshot_seq(self) -> int:
+    def _next_snapshot_seq(self) -> SnapshotOrder:
         """X-Snapshot-Seq for a new snapshot: persisted before it is sent, so a
-        number is never reused, even after a crash (CONTRACT.md)."""
+        number is never reused, even after a crash (CONTRACT.md). The epoch is
+        created with the counter: a wiped state file starts a new epoch, which the
+        server takes as a new order, not as stale snapshots."""
         seq = int(self.state.get("snapshot_seq", 0)) + 1
-        self.state.save(snapshot_seq=seq)
-        return seq
+        epoch = self.state.get("snapshot_epoch", None)
+        if not isinstance(epoch, str) or not SNAPSHOT_EPOCH.fullmatch(epoch):
+            epoch = secrets.token_hex(8)
+        self.state.save(snapshot_seq=seq, snapshot_epoch=epoch)
+        return SnapshotOrder(seq, epoch)
 
-    def _deliver(self, kind: str, body: bytes, *, tag: int | None = None) -> None:
+    def _deliver(
+        self, kind: str, body: bytes, *, tag: SnapshotOrder | None = None
+    ) -> None:
         gz = gzip.compress(body, GZIP_LEVEL)
         if self.online and not len(self.spool):
             try:
@@ -276,9 +286,11 @@ class Shipper:
             sent += 1
         log.info("spool drained: %d batch(es) delivered", sent)
 
-    def _post(self, kind: str, gz: bytes, *, tag: int | None = None) -> Response:
+    def _post(
+        self, kind: str, gz: bytes, *, tag: SnapshotOrder | None = None
+    ) -> Response:
         ctype = "application/json" if kind == "snapshot" else "application/x-ndjson"
-        seq = {"X-Snapshot-Seq": str(tag)} if tag is not None else None
+        seq = tag.headers() if tag is not None else None
         return self.client.request(
             "POST",
             INGEST_PATHS[kind],
@@ -289,7 +301,12 @@ class Shipper:
         )
 
     def _send(
-        self, kind: str, gz: bytes, *, rebound: bool = False, tag: int | None = None
+        self,
+        kind: str,
+        gz: bytes,
+        *,
+        rebound: bool = False,
+        tag: SnapshotOrder | None = None,
     ) -> None:
         """POST one batch; raise Retryable if it must wait; drop it if refused."""
         try:

@@ -13,8 +13,31 @@ from dataclasses import dataclass
 from pathlib import Path
 
 log = logging.getLogger(__name__)
-# `<seq>.<kind>[-<tag>].gz`; a snapshot's tag is its X-Snapshot-Seq, kept for re-sends.
-_NAME = re.compile(r"^(\d{12})\.(snapshot|events|corpus|stats)(?:-(\d+))?\.gz$")
+# `<seq>.<kind>[-<order>[_<epoch>]].gz`; a snapshot's tag is its X-Snapshot-Seq and
+# X-Snapshot-Epoch, kept for re-sends.
+# The agent makes its epochs as 16 hex digits (secrets.token_hex(8)).
+SNAPSHOT_EPOCH = re.compile(r"[0-9a-f]{1,64}")
+_NAME = re.compile(
+    r"^(\d{12})\.(snapshot|events|corpus|stats)(?:-(\d+)(?:_([0-9a-f]{1,64}))?)?\.gz$"
+)
+
+
+@dataclass(frozen=True)
+class SnapshotOrder:
+    """A snapshot's place in the agent's send order (protocol.md): the counter, and
+    the epoch created with it (a reinstalled agent starts a new epoch at 1)."""
+
+    seq: int
+    epoch: str | None = None
+
+    def headers(self) -> dict[str, str]:
+        sent = {"X-Snapshot-Seq": str(self.seq)}
+        if self.epoch:
+            sent["X-Snapshot-Epoch"] = self.epoch
+        return sent
+
+    def suffix(self) -> str:
+        return f"-{self.seq}" + (f"_{self.epoch}" if self.epoch else "")
 
 
 @dataclass(frozen=True)
@@ -23,7 +46,7 @@ class SpoolItem:
     kind: str
     size: int
     path: Path
-    tag: int | None = None
+    tag: SnapshotOrder | None = None
 
     def read(self) -> bytes:
         return self.path.read_bytes()
@@ -45,7 +68,7 @@ class Spool:
         for path in directory.iterdir():
             m = _NAME.match(path.name)
             if m:
-                tag = int(m[3]) if m[3] else None
+                tag = SnapshotOrder(int(m[3]), m[4]) if m[3] else None
                 item = SpoolItem(int(m[1]), m[2], path.stat().st_size, path, tag)
                 self._items.append(item)
             elif path.name.endswith(".tmp"):
@@ -62,10 +85,12 @@ class Spool:
     def oldest(self) -> SpoolItem | None:
         return self._items[0] if self._items else None
 
-    def push(self, kind: str, gz_body: bytes, *, tag: int | None = None) -> int:
+    def push(
+        self, kind: str, gz_body: bytes, *, tag: SnapshotOrder | None = None
+    ) -> int:
         """Append a batch durably; return how many old batches were dropped for room."""
         seq = self._items[-1].seq + 1 if self._items else 1
-        suffix = f"-{tag}" if tag is not None else ""
+        suffix = tag.suffix() if tag is not None else ""
         path = self.directory / f"{seq:012d}.{kind}{suffix}.gz"
         tmp = path.with_suffix(".tmp")
         with tmp.open("wb") as fh:

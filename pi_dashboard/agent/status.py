@@ -65,7 +65,7 @@ def status_collect(cfg: AgentConfig) -> dict[str, Any]:
         "host": host,
         "store": health,
         "store_problem": store_health.store_problem(health, host),
-        "capabilities": store_health.capabilities(cfg.pi_command),
+        "capabilities": store_health.capabilities(cfg.pi_command, cfg.agent_dir),
         "host_override": bool(cfg.host_override),
         "pi_command": cfg.pi_command,
         "state_dir": str(cfg.state_dir),

@@ -67,8 +67,42 @@ def store_problem(report: dict[str, Any], host_id: str) -> str | None:
     return None
 
 
-def capabilities(pi_command: str | None) -> dict[str, Any]:
-    """The heartbeat's `capabilities`: what this agent can do on this host."""
+MODELS_FILE = "models.json"
+MODELS_MAX = 500
+MODEL_KEY_MAX_LEN = 600
+
+
+def models_known(agent_dir: Path) -> list[str]:
+    """`provider/modelId` of each model pi's models.json (in pi's agentDir) names:
+    pi probes any of these, stored or not. Empty when the file is absent or not
+    readable JSON (pi also knows its built-in models, which are not listed)."""
+    try:
+        document = json.loads((agent_dir / MODELS_FILE).read_bytes())
+    except (OSError, ValueError):
+        return []
+    providers = document.get("providers") if isinstance(document, dict) else None
+    keys: list[str] = []
+    for provider, spec in (providers if isinstance(providers, dict) else {}).items():
+        models = spec.get("models") if isinstance(spec, dict) else None
+        for model in models if isinstance(models, list) else []:
+            model_id = model.get("id") if isinstance(model, dict) else None
+            key = f"{provider}/{model_id}"
+            if isinstance(model_id, str) and model_id and len(key) <= MODEL_KEY_MAX_LEN:
+                keys.append(key)
+    return list(dict.fromkeys(keys))[:MODELS_MAX]
+
+
+def capabilities(
+    pi_command: str | None, agent_dir: Path | None = None
+) -> dict[str, Any]:
+    """The heartbeat's `capabilities`: what this agent can do on this host, and
+    (given pi's agentDir) the models its models.json adds, for a probe."""
+    report = _abilities(pi_command)
+    models = models_known(agent_dir) if agent_dir is not None else []
+    return {**report, "models": models} if models else report
+
+
+def _abilities(pi_command: str | None) -> dict[str, Any]:
     if not pi_command:
         why = (
             "no pi_command in the agent config: commands edit pi's store file and "

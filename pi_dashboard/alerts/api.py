@@ -1,22 +1,27 @@
-"""Alerts API: rules (CRUD) at /alert-rules, alerts (list, acknowledge) at /alerts.
+"""Alerts API: rules (CRUD) at /alert-rules, alerts (list, acknowledge) at /alerts,
+maintenance windows (CRUD) at /maintenance-windows.
 
 People authenticate with an operator token or their session; viewers read,
 operators change rules and acknowledge. Every change is audited.
 """
 
+from datetime import UTC, datetime
 from typing import Any
 
 from django.contrib.auth.models import User
 from django.http import HttpRequest
+from django.utils import timezone
 from ninja import Query, Router, Status
 
 from pi_dashboard.accounts.auth import operator_auth, require_role
 from pi_dashboard.accounts.models import Role
-from pi_dashboard.alerts import selectors, services
-from pi_dashboard.alerts.models import Alert, AlertRule, AlertState
+from pi_dashboard.alerts import notifying, selectors, services
+from pi_dashboard.alerts.models import Alert, AlertRule, AlertState, MaintenanceWindow
 from pi_dashboard.alerts.schemas import (
     AlertFilters,
     AlertOut,
+    MaintenanceIn,
+    MaintenanceOut,
     RuleIn,
     RuleOut,
     RulePatch,
@@ -142,3 +147,85 @@ def acknowledge_alert(request: HttpRequest, alert_id: int) -> Any:
     with audited(request, "alerts.alert.acknowledge", alert=alert.pk):
         alert = services.alert_acknowledge(alert=alert, user=user)
     return alert_out(alert)
+
+
+def window_out(window: MaintenanceWindow) -> dict[str, Any]:
+    return {
+        **{f: getattr(window, f) for f in MaintenanceIn.model_fields},
+        "id": window.pk,
+        "active_now": notifying.maintenance_active(window, timezone.now()),
+    }
+
+
+def _window(window_id: int) -> MaintenanceWindow:
+    window = selectors.maintenance_windows().filter(pk=window_id).first()
+    if window is None:
+        raise NotFound(f"No maintenance window {window_id}.", code="unknown_window")
+    return window
+
+
+def _utc(moment: datetime | None) -> datetime | None:
+    """A time given without an offset is UTC, as the pages say."""
+    if moment is not None and timezone.is_naive(moment):
+        return moment.replace(tzinfo=UTC)
+    return moment
+
+
+def _window_save(
+    request: HttpRequest, window: MaintenanceWindow | None, payload: MaintenanceIn
+) -> MaintenanceWindow:
+    data = payload.dict()
+    data["starts_at"], data["ends_at"] = _utc(data["starts_at"]), _utc(data["ends_at"])
+    with audited(
+        request,
+        "alerts.maintenance.save",
+        window=window.pk if window else None,
+        name=payload.name,
+    ) as info:
+        window = services.maintenance_save(window=window, **data)
+        info["window"] = window.pk
+    return window
+
+
+@router.get("/maintenance-windows", response={200: list[MaintenanceOut], **ERRORS})
+def list_maintenance_windows(request: HttpRequest) -> Any:
+    """Every maintenance window, with whether it is on now (viewer)."""
+    require_role(request, Role.VIEWER, action="api:list_maintenance_windows")
+    return [window_out(w) for w in selectors.maintenance_windows()]
+
+
+@router.post("/maintenance-windows", response={201: MaintenanceOut, **ERRORS})
+def create_maintenance_window(request: HttpRequest, payload: MaintenanceIn) -> Any:
+    """Create a window (operator): 400 when it is neither one-off nor weekly."""
+    require_role(request, Role.OPERATOR, action="api:create_maintenance_window")
+    return Status(201, window_out(_window_save(request, None, payload)))
+
+
+@router.get(
+    "/maintenance-windows/{window_id}", response={200: MaintenanceOut, **ERRORS}
+)
+def get_maintenance_window(request: HttpRequest, window_id: int) -> Any:
+    require_role(request, Role.VIEWER, action="api:get_maintenance_window")
+    return window_out(_window(window_id))
+
+
+@router.put(
+    "/maintenance-windows/{window_id}", response={200: MaintenanceOut, **ERRORS}
+)
+def update_maintenance_window(
+    request: HttpRequest, window_id: int, payload: MaintenanceIn
+) -> Any:
+    """Replace a window's fields (operator): one-off ↔ weekly included."""
+    require_role(request, Role.OPERATOR, action="api:update_maintenance_window")
+    return window_out(_window_save(request, _window(window_id), payload))
+
+
+@router.delete("/maintenance-windows/{window_id}", response={204: None, **ERRORS})
+def delete_maintenance_window(request: HttpRequest, window_id: int) -> Any:
+    require_role(request, Role.OPERATOR, action="api:delete_maintenance_window")
+    window = _window(window_id)
+    with audited(
+        request, "alerts.maintenance.delete", window=window.pk, name=window.name
+    ):
+        services.maintenance_delete(window=window)
+    return Status(204, None)

@@ -1,8 +1,16 @@
 """HTML forms of the alerts pages: posted text into service inputs."""
 
+from typing import Any
+
 from django import forms
 
-from pi_dashboard.alerts.models import AlertRule, Channel, ScopeKind, Signal
+from pi_dashboard.alerts.models import (
+    AlertRule,
+    Channel,
+    MaintenanceWindow,
+    ScopeKind,
+    Signal,
+)
 
 
 class RuleForm(forms.Form):
@@ -68,6 +76,20 @@ class MaintenanceForm(forms.Form):
     )
     start_time = forms.TimeField(required=False, help_text="UTC, e.g. 02:00")
     duration_minutes = forms.IntegerField(min_value=0, initial=0, required=False)
+
+    @staticmethod
+    def initial_of(window: MaintenanceWindow) -> dict[str, Any]:
+        """The form's fields as `window` holds them (the edit page)."""
+        return {
+            "name": window.name,
+            "scope_kind": window.scope_kind,
+            "scope_value": window.scope_value,
+            "starts_at": window.starts_at,
+            "ends_at": window.ends_at,
+            "weekdays": ",".join(str(d) for d in window.weekdays),
+            "start_time": window.start_time,
+            "duration_minutes": window.duration_minutes,
+        }
 
     def clean_weekdays(self) -> list[int]:
         raw = self.cleaned_data.get("weekdays") or ""

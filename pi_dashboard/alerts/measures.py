@@ -14,7 +14,6 @@ from functools import lru_cache
 from typing import Any
 from urllib.parse import quote
 
-from django.core.exceptions import FieldDoesNotExist
 from django.db import connection
 from django.db.models import Count, Q
 from django.urls import reverse
@@ -22,15 +21,18 @@ from django.urls import reverse
 from pi_dashboard.alerts import liveness
 from pi_dashboard.alerts.models import Signal
 from pi_dashboard.alerts.selectors import host_url
-from pi_dashboard.control.models import Command
+from pi_dashboard.control.models import Command, CommandState
 from pi_dashboard.fleet.models import Agent, Change, ChangeKind, Host, HostModel, Model
 from pi_dashboard.ingest.models import Dimension, Rollup
+from pi_dashboard.lib.isotime import parse_iso
 from pi_dashboard.probes.models import Drift, Endpoint
 
 EXECUTION_FAILURE_KEYS = ("execution:failed", "execution:rejected")
 VALIDATION_KEYS = ("validation:bounced", "validation:repaired")
-# Contract: `snap` adds `reverted`; until then no command has that state.
-COMMAND_TROUBLE_STATES = ("failed", "expired", "reverted")
+# Command trouble (contract): failed, expired or reverted.
+FINISHED_TROUBLE_STATES = (CommandState.FAILED, CommandState.EXPIRED)
+# An agent's clock a little ahead of ours still counts as now.
+CLOCK_SKEW = timedelta(minutes=5)
 
 
 @dataclass(frozen=True)
@@ -48,6 +50,10 @@ class Window:
     now: datetime
     minutes: int
     param: str
+    # The lowest threshold of the rules reading this measure: a rollup measure
+    # builds no Observation under it (thousands of quiet cells per cycle cost
+    # more than the scan that summed them).
+    floor: float = float("-inf")
 
     @property
     def since(self) -> datetime:
@@ -102,18 +108,22 @@ class Sums:
         if not self.starts or not wanted:
             return
         columns = ", ".join(
-            "coalesce(sum(count) FILTER (WHERE bucket >= %s), 0)" for _ in self.starts
+            "coalesce(sum(count) FILTER (WHERE bucket >= %s), 0)::bigint"
+            for _ in self.starts
         )
-        where = " OR ".join("(dimension = %s AND key = ANY(%s))" for _ in wanted)
-        sql = (
+        # One branch per dimension, each an index-only scan of rollup_alerts_scan
+        # (dimension, key, bucket) INCLUDE (host, model, count): only the wanted
+        # keys' cells of the window are read (an OR of dimensions would not use it).
+        branch = (
             f"SELECT dimension, key, host_id, model_id, {columns} "  # noqa: S608
             f"FROM {Rollup._meta.db_table} "
-            f"WHERE bucket >= %s AND bucket <= %s AND ({where}) "
+            "WHERE dimension = %s AND key = ANY(%s) AND bucket >= %s AND bucket <= %s "
             "GROUP BY 1, 2, 3, 4"
         )
-        params: list[Any] = [*self.starts, self.starts[0], now]
+        sql = " UNION ALL ".join(branch for _ in wanted)
+        params: list[Any] = []
         for dimension, keys in wanted.items():
-            params += [dimension, sorted(keys)]
+            params += [*self.starts, dimension, sorted(keys), self.starts[0], now]
         with connection.cursor() as cursor:
             cursor.execute(sql, params)
             for dimension, key, host_id, model_id, *sums in cursor.fetchall():
@@ -179,7 +189,7 @@ def _failures(w: Window, names: Names, signal: str) -> dict[Cell, int]:
 
 def failure_rate(w: Window, names: Names) -> list[Observation]:
     cells = _failures(w, names, Signal.FAILURE_RATE)
-    return [_pair(names, h, m, n, w) for (h, m), n in cells.items()]
+    return [_pair(names, h, m, n, w) for (h, m), n in cells.items() if n >= w.floor]
 
 
 def failure_rate_model(w: Window, names: Names) -> list[Observation]:
@@ -188,6 +198,8 @@ def failure_rate_model(w: Window, names: Names) -> list[Observation]:
         per_model[model_id] += n
     out = []
     for model_id, n in per_model.items():
+        if n < w.floor:
+            continue
         key = names.models.get(model_id, "") if model_id else ""
         out.append(
             Observation(
@@ -211,11 +223,12 @@ def bounce_rate(w: Window, names: Names) -> list[Observation]:
     MIN_VALIDATIONS in the window)."""
     bounced = names.sums(w, Dimension.OUTCOME.value, ("validation:bounced",))
     total = names.sums(w, Dimension.OUTCOME.value, VALIDATION_KEYS)
-    return [
-        _pair(names, h, m, bounced.get((h, m), 0) / n, w)
+    rates = (
+        (h, m, bounced.get((h, m), 0) / n)
         for (h, m), n in total.items()
         if n >= MIN_VALIDATIONS
-    ]
+    )
+    return [_pair(names, h, m, rate, w) for h, m, rate in rates if rate >= w.floor]
 
 
 def _changes(w: Window, names: Names, changes: Any) -> list[Observation]:
@@ -293,21 +306,17 @@ def verdict_mismatch(w: Window, names: Names) -> list[Observation]:
 
 
 def command_trouble(w: Window, names: Names) -> list[Observation]:
+    """Commands that failed or expired (finished_at) or were reverted by a later
+    snapshot (reverted_at: its finished_at is when it was applied) in the window."""
     rows = (
-        Command.objects.filter(state__in=COMMAND_TROUBLE_STATES)
-        .filter(Q(finished_at__gte=w.since) | Q(expires_at__gte=w.since))
+        Command.objects.filter(
+            Q(state__in=FINISHED_TROUBLE_STATES, finished_at__gte=w.since)
+            | Q(state=CommandState.REVERTED, reverted_at__gte=w.since)
+        )
         .values("host_id", "model_id")
         .annotate(n=Count("id"))
     )
     return [_pair(names, r["host_id"], r["model_id"], r["n"], w) for r in rows]
-
-
-def _agent_field(name: str) -> bool:
-    try:
-        Agent._meta.get_field(name)
-    except FieldDoesNotExist:
-        return False
-    return True
 
 
 def _agent_obs(agent: Agent, value: float, why: str) -> Observation:
@@ -329,31 +338,46 @@ def _agents_with(field: str) -> Any:
     )
 
 
+INGEST_COUNTERS = ("rejected_lines", "quarantined_lines", "spool_dropped")
+
+
+def _count(report: dict[str, Any], name: str) -> int:
+    value = report.get(name)
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+
 def ingest_trouble(w: Window, names: Names) -> list[Observation]:
-    """The agent's `ingest` report (contract: stored by `snap`) shows a problem
-    within the window. A no-op until Agent has that field."""
-    if not _agent_field("ingest"):
-        return []
+    """The agent's heartbeat `ingest` report (contract): while its last problem
+    (a rejected or quarantined line, a spool drop, a refused snapshot) is within
+    the window, the value is its troubled lines so far (at least 1); else 0."""
     out = []
     for agent in _agents_with("ingest"):
-        report = getattr(agent, "ingest", None) or {}
-        at = report.get("last_problem_at")
-        recent = bool(at) and str(at) >= w.since.isoformat()[:19]
-        why = f": {report.get('last_problem')}" if recent else ""
-        out.append(_agent_obs(agent, float(recent), why))
+        report = agent.ingest if isinstance(agent.ingest, dict) else {}
+        at = parse_iso(report.get("last_problem_at"))
+        if at is None or not w.since <= at <= w.now + CLOCK_SKEW:
+            out.append(_agent_obs(agent, 0.0, ""))
+            continue
+        counts = {name: _count(report, name) for name in INGEST_COUNTERS}
+        said = ", ".join(f"{n} {k.replace('_', ' ')}" for k, n in counts.items() if n)
+        problem = str(report.get("last_problem") or "ingest trouble")[:300]
+        why = f": {problem}" + (f" ({said})" if said else "")
+        out.append(_agent_obs(agent, float(max(1, sum(counts.values()))), why))
     return out
 
 
 def store_unreadable(w: Window, names: Names) -> list[Observation]:
-    """pi's model-adaptation.json unreadable (contract `store.status`): pi's next
-    write drops every other host's data. A no-op until Agent has `store`."""
-    if not _agent_field("store"):
-        return []
+    """pi's model-adaptation.json unreadable (heartbeat `store.status`): pi's next
+    write replaces the file and drops every other host's data. Always urgent."""
     out = []
     for agent in _agents_with("store"):
-        report = getattr(agent, "store", None) or {}
+        report = agent.store if isinstance(agent.store, dict) else {}
         bad = report.get("status") == "unreadable"
-        why = f": {report.get('reason', '')}" if bad else ""
+        why = (
+            f": pi's store is unreadable ({report.get('reason') or 'no reason given'});"
+            " pi's next write drops every other host's data"
+            if bad
+            else ""
+        )
         out.append(_agent_obs(agent, float(bad), why))
     return out
 

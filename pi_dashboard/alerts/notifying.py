@@ -1,13 +1,15 @@
 """Notifications: queue one per channel of a rule, deliver each through Apprise.
 
-A message is queued in the evaluation's transaction and sent by its own Celery task
-after commit, so a slow or broken channel never holds up evaluation or the other
-channels; its failure is stored on the notification and on the channel.
+A message is queued in the evaluation's transaction and sent after commit by one
+Celery task per channel, so a slow or broken channel never holds up evaluation or the
+other channels; its failure is stored on the notification and on the channel.
 Silences and maintenance windows suppress delivery only: the alert's state moves on
 and the suppressed notification is kept, visibly, as `suppressed`.
 """
 
 import logging
+from collections import defaultdict
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from urllib.parse import urlsplit
 
@@ -105,6 +107,16 @@ def message(alert: Alert, kind: str) -> tuple[str, str]:
     return title, body
 
 
+@dataclass(frozen=True)
+class Outgoing:
+    """One alert's message of one kind to the enabled channels of its rule."""
+
+    alert: Alert
+    kind: str
+    subject: Subject
+    channels: list[Channel]
+
+
 @transaction.atomic
 def notifications_queue(
     *,
@@ -114,41 +126,63 @@ def notifications_queue(
     suppressions: Suppressions | None = None,
     channels: list[Channel] | None = None,
 ) -> list[int]:
-    """One notification per enabled channel of the alert's rule; sent after commit.
-
-    An evaluation cycle passes what it read once (suppressions, the rule's channels).
-    """
-    now = timezone.now()
-    why = (suppressions or Suppressions(now)).why(alert, subject)
-    title, body = message(alert, kind)
-    ids = []
+    """One notification per enabled channel of the alert's rule; sent after commit."""
     if channels is None:
         channels = list(alert.rule.channels.all())
-    for channel in channels:
-        if not channel.is_enabled:
-            continue
-        n = Notification.objects.create(
-            alert=alert,
-            channel=channel,
-            kind=kind,
-            title=title,
-            body=body,
-            state=NotificationState.SUPPRESSED if why else NotificationState.QUEUED,
-            error=why,
-        )
-        if not why:
-            ids.append(n.pk)
-    Alert.objects.filter(pk=alert.pk).update(last_notified_at=now)
-    alert.last_notified_at = now
-    transaction.on_commit(lambda: _enqueue(ids))
-    return ids
+    return notifications_queue_many(
+        outgoing=[Outgoing(alert, kind, subject, channels)],
+        suppressions=suppressions or Suppressions(timezone.now()),
+    )
 
 
-def _enqueue(ids: list[int]) -> None:
+@transaction.atomic
+def notifications_queue_many(
+    *, outgoing: list[Outgoing], suppressions: Suppressions
+) -> list[int]:
+    """Every message of an evaluation cycle in three statements whatever their number
+    (an alert storm's first cycle): one insert, one last_notified_at update, and the
+    Celery tasks queued after commit. Returns the queued (not suppressed) ids."""
+    now = timezone.now()
+    rows = []
+    for item in outgoing:
+        why = suppressions.why(item.alert, item.subject)
+        title, body = message(item.alert, item.kind)
+        rows += [
+            Notification(
+                alert=item.alert,
+                channel=channel,
+                kind=item.kind,
+                title=title,
+                body=body,
+                state=NotificationState.SUPPRESSED if why else NotificationState.QUEUED,
+                error=why,
+            )
+            for channel in item.channels
+            if channel.is_enabled
+        ]
+        item.alert.last_notified_at = now
+    Notification.objects.bulk_create(rows, batch_size=2000)
+    Alert.objects.filter(pk__in=[item.alert.pk for item in outgoing]).update(
+        last_notified_at=now
+    )
+    queued = [n for n in rows if n.state == NotificationState.QUEUED]
+    per_channel: dict[int, list[int]] = defaultdict(list)
+    for n in queued:
+        per_channel[n.channel_id].append(n.pk)
+    transaction.on_commit(lambda: _enqueue(list(per_channel.values())))
+    return [n.pk for n in queued]
+
+
+def _enqueue(batches: list[list[int]]) -> None:
+    """One task per channel: a slow or broken channel holds up only its own
+    messages, and a storm of thousands costs one broker message per channel."""
     from pi_dashboard.alerts import tasks
 
-    for pk in ids:
-        tasks.notification_send.delay(pk)
+    for ids in batches:
+        if len(ids) == 1:
+            tasks.notification_send.delay(ids[0])
+        else:
+            tasks.notifications_send.delay(ids)
 
 
 def apprise_send(url: str, title: str, body: str) -> str:

@@ -1,6 +1,6 @@
 """API schemas of the alerts router."""
 
-from datetime import datetime
+from datetime import datetime, time
 
 from ninja import Field, Schema
 
@@ -76,3 +76,22 @@ class AlertFilters(Schema):
     state: str = ""
     rule_id: int | None = None
     limit: int = Field(100, ge=1, le=1000)
+
+
+class MaintenanceIn(Schema):
+    """A one-off window (starts_at, ends_at) or a weekly one (weekdays, start_time,
+    duration_minutes), UTC. PUT replaces every field."""
+
+    name: str = Field(max_length=200)
+    scope_kind: str = ScopeKind.FLEET.value
+    scope_value: str = Field("", max_length=600)
+    starts_at: datetime | None = None
+    ends_at: datetime | None = None
+    weekdays: list[int] = Field([], max_length=7)
+    start_time: time | None = None
+    duration_minutes: int = Field(0, ge=0)
+
+
+class MaintenanceOut(MaintenanceIn):
+    id: int
+    active_now: bool

@@ -28,6 +28,10 @@ from pi_dashboard.fleet.models import Host
 from pi_dashboard.lib.errors import Conflict, DomainError, NotFound
 from pi_dashboard.probes import crypto
 
+# Always urgent whatever the rule says: pi's next write of an unreadable store
+# replaces it, dropping every other host's data.
+URGENT_SIGNALS = frozenset({Signal.STORE_UNREADABLE.value})
+
 RULE_FIELDS = (
     "name",
     "scope_kind",
@@ -81,6 +85,8 @@ def rule_save(
     merged.update({k: v for k, v in data.items() if k in RULE_FIELDS})
     rule_validate(merged)
     merged["name"] = str(merged["name"]).strip()
+    if merged["signal"] in URGENT_SIGNALS:
+        merged["is_urgent"] = True
     clash = AlertRule.objects.filter(name=merged["name"])
     if rule is not None:
         clash = clash.exclude(pk=rule.pk)

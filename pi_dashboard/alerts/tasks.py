@@ -1,4 +1,4 @@
-"""Celery tasks: the evaluation cycle (beat) and one delivery per notification."""
+"""Celery tasks: the evaluation cycle (beat) and deliveries, one task per channel."""
 
 from typing import Any
 
@@ -23,3 +23,11 @@ def alerts_evaluate() -> dict[str, Any]:
 @shared_task(name="pi_dashboard.alerts.tasks.notification_send")
 def notification_send(notification_id: int) -> str:
     return notifying.notification_send(notification_id=notification_id)
+
+
+@shared_task(name="pi_dashboard.alerts.tasks.notifications_send")
+def notifications_send(notification_ids: list[int]) -> int:
+    """One channel's notifications of a cycle, in order; how many failed."""
+    return sum(
+        bool(notifying.notification_send(notification_id=pk)) for pk in notification_ids
+    )

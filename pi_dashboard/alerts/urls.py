@@ -29,6 +29,11 @@ urlpatterns = [
     ),
     path("alerts/maintenance/", views.maintenance_create, name="maintenance_create"),
     path(
+        "alerts/maintenance/<int:window_id>/",
+        views.maintenance_edit,
+        name="maintenance_edit",
+    ),
+    path(
         "alerts/maintenance/<int:window_id>/delete/",
         views.maintenance_delete,
         name="maintenance_delete",

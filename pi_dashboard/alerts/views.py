@@ -239,33 +239,69 @@ def silence_end(request: HttpRequest, silence_id: int) -> HttpResponse:
     return redirect("alerts:silences")
 
 
+def _maintenance_save(
+    request: HttpRequest, form: MaintenanceForm, window: MaintenanceWindow | None
+) -> bool:
+    """Save the form's window (new, or `window` changed); False with the reason on
+    the form when it is refused."""
+    if not form.is_valid():
+        return False
+    c = form.cleaned_data
+    try:
+        with audited(
+            request,
+            "alerts.maintenance.save",
+            window=window.pk if window else None,
+            name=c["name"],
+        ):
+            services.maintenance_save(
+                window=window,
+                name=c["name"],
+                scope_kind=c["scope_kind"],
+                scope_value=c["scope_value"] or "",
+                starts_at=c["starts_at"],
+                ends_at=c["ends_at"],
+                weekdays=c["weekdays"],
+                start_time=c["start_time"],
+                duration_minutes=c["duration_minutes"] or 0,
+            )
+    except DomainError as exc:
+        form.add_error(None, exc.detail)
+        return False
+    messages.success(request, f"Maintenance window {c['name']} saved.")
+    return True
+
+
 @require_POST
 @role_required(Role.OPERATOR)
 def maintenance_create(request: HttpRequest) -> HttpResponse:
     form = MaintenanceForm(request.POST)
-    if form.is_valid():
-        c = form.cleaned_data
-        try:
-            with audited(request, "alerts.maintenance.save", name=c["name"]):
-                services.maintenance_save(
-                    window=None,
-                    name=c["name"],
-                    scope_kind=c["scope_kind"],
-                    scope_value=c["scope_value"] or "",
-                    starts_at=c["starts_at"],
-                    ends_at=c["ends_at"],
-                    weekdays=c["weekdays"],
-                    start_time=c["start_time"],
-                    duration_minutes=c["duration_minutes"] or 0,
-                )
-            messages.success(request, f"Maintenance window {c['name']} saved.")
-        except DomainError as exc:
-            messages.error(request, exc.detail)
-    else:
+    if not _maintenance_save(request, form, None):
         messages.error(
             request, f"Maintenance window not saved: {form.errors.as_text()}"
         )
     return redirect("alerts:silences")
+
+
+@require_http_methods(["GET", "POST"])
+@role_required(Role.OPERATOR)
+def maintenance_edit(request: HttpRequest, window_id: int) -> HttpResponse:
+    """Change a window: its name, scope, or when it runs (one-off ↔ weekly)."""
+    window = get_object_or_404(MaintenanceWindow, pk=window_id)
+    if request.method == "POST":
+        form = MaintenanceForm(request.POST)
+        if _maintenance_save(request, form, window):
+            return redirect("alerts:silences")
+        status = 400
+    else:
+        form = MaintenanceForm(initial=MaintenanceForm.initial_of(window))
+        status = 200
+    return page(
+        request,
+        "alerts/form.html",
+        {"form": form, "what": f"maintenance window {window.name}"},
+        status=status,
+    )
 
 
 @require_POST

@@ -16,7 +16,7 @@ from django.utils import timezone
 
 from pi_dashboard.audit import audit
 from pi_dashboard.audit.models import AuditEntry, AuditOutcome
-from pi_dashboard.control import effects, selectors, wakeup
+from pi_dashboard.control import effects, reverts, selectors, wakeup
 from pi_dashboard.control.models import OPEN_COMMAND_STATES, Command, CommandState
 from pi_dashboard.fleet import services as fleet_services
 from pi_dashboard.fleet.models import Agent, Host, HostModel, Model
@@ -184,7 +184,10 @@ def _command_ack(
     command.delivered_to_id = command.delivered_to_id or agent.pk
     command.save()
     _ack_audit(agent=agent, command=command, detail=detail, repeated=False)
-    if status == CommandState.APPLIED:
+    if status == CommandState.APPLIED and result.get("write_survived") is False:
+        # After a stale-lock takeover pi wrote its older copy back (13.2).
+        reverts.command_revert_at_ack(command=command)
+    elif status == CommandState.APPLIED:
         _confirm_from_current_entry(command=command)
     return command
 

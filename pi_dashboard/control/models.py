@@ -116,6 +116,18 @@ class Command(models.Model):
         return timezone.now() - finished < CONFIRMATION_WINDOW
 
     @property
+    def revert_reason(self) -> str:
+        """What undid the command, in words (state reverted)."""
+        if self.result.get("write_survived") is False:
+            # Deferred: reverts reads commands, so it imports this module.
+            from pi_dashboard.control.reverts import WRITTEN_BACK
+
+            return WRITTEN_BACK
+        if self.revert_cause:
+            return str(RevertCause(self.revert_cause).label)
+        return "a later snapshot no longer shows it"
+
+    @property
     def nothing_to_remove_reason(self) -> str:
         """Why pi removed nothing (its ack said `removed: false`)."""
         # Deferred: effects reads commands, so it imports this module.

@@ -108,11 +108,29 @@ def commands_revert_from_snapshot(
     return reverted
 
 
-def _revert(command: Command, *, cause: RevertCause, taken_at: datetime) -> None:
+# Said when the agent's own ack reports its write lost (command_revert_at_ack).
+WRITTEN_BACK = "pi wrote its older copy back over the change"
+
+
+def command_revert_at_ack(*, command: Command) -> None:
+    """The agent took over pi's stale lock and its write did not survive: pi wrote
+    its older copy back. The command must not stand as applied (the caller holds the
+    row, in its transaction)."""
+    _revert(command, cause=RevertCause.OVERWRITTEN, taken_at=None, reason=WRITTEN_BACK)
+
+
+def _revert(
+    command: Command,
+    *,
+    cause: RevertCause,
+    taken_at: datetime | None,
+    reason: str | None = None,
+) -> None:
     command.state = CommandState.REVERTED
     command.reverted_at = timezone.now()
     command.revert_cause = cause
     command.save(update_fields=["state", "reverted_at", "revert_cause"])
+    said = reason or f"A later snapshot undid it: {cause.label}"
     audit.audit_log(
         actor=None,
         label="system",
@@ -125,7 +143,7 @@ def _revert(command: Command, *, cause: RevertCause, taken_at: datetime) -> None
             "kind": command.kind,
             "params": command.params,
             "cause": cause.value,
-            "reason": f"A later snapshot undid it: {cause.label}.",
-            "snapshot_at": taken_at.isoformat(),
+            "reason": f"{said}.",
+            "snapshot_at": taken_at.isoformat() if taken_at else None,
         },
     )

@@ -315,6 +315,23 @@ def action_probe_on_host(
     )
 
 
+def action_probe_model(
+    *, actor: User, host: Host, model_key: str, ip_address: str | None
+) -> list[Command]:
+    """Probe any model on the host, stored there or not: pi probes every model its
+    models.json knows (13.5). Refused (audited) where the agent cannot probe."""
+    return [
+        command_create(
+            actor=actor,
+            host=host,
+            model=model_key,
+            kind=CommandKind.PROBE,
+            params={},
+            ip_address=ip_address,
+        )
+    ]
+
+
 def _action(
     *,
     actor: User,

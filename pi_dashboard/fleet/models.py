@@ -56,6 +56,10 @@ class Agent(models.Model):
     claimed_host_id = models.CharField(max_length=200, blank=True, default="")
     # Highest X-Snapshot-Seq applied: a snapshot with a lower one is stale.
     snapshot_seq = models.BigIntegerField(null=True, blank=True)
+    # The X-Snapshot-Epoch that `snapshot_seq` counts in (a reinstalled agent starts
+    # a new epoch at 1), and the epochs it left: their late snapshots are stale.
+    snapshot_epoch = models.CharField(max_length=64, blank=True, default="")
+    snapshot_epochs_past = models.JSONField(default=list, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     last_contact_at = models.DateTimeField(null=True, blank=True)
     revoked_at = models.DateTimeField(null=True, blank=True)

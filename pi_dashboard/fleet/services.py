@@ -153,7 +153,17 @@ def agent_rebind(*, agent: Agent, actor: str) -> None:
     agent.claimed_host_id = ""
     # A reinstalled agent counts its snapshots from 1 again.
     agent.snapshot_seq = None
-    agent.save(update_fields=["host", "claimed_host_id", "snapshot_seq"])
+    agent.snapshot_epoch = ""
+    agent.snapshot_epochs_past = []
+    agent.save(
+        update_fields=[
+            "host",
+            "claimed_host_id",
+            "snapshot_seq",
+            "snapshot_epoch",
+            "snapshot_epochs_past",
+        ]
+    )
     audit_log(
         actor=None,
         label=actor,

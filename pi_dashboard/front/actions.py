@@ -28,7 +28,7 @@ from pi_dashboard.accounts.roles import role_required
 from pi_dashboard.audit import audit
 from pi_dashboard.control import services
 from pi_dashboard.control.models import Command
-from pi_dashboard.fleet.models import HostModel, Model
+from pi_dashboard.fleet.models import Host, HostModel, Model
 from pi_dashboard.front.pages import action_specs as specs
 from pi_dashboard.front.pages.detail import hostnames_by_host, hosts_with_rule
 from pi_dashboard.lib.errors import DomainError
@@ -44,6 +44,23 @@ class HostModelActionForm(forms.Form):
     mode = forms.CharField(max_length=200, required=False)
     # remove-rule: also forget the teach stats; reset-protocol: probe again after.
     also = forms.BooleanField(required=False)
+
+
+# pi's model key: `provider/modelId` (the id may hold more slashes, e.g. openrouter's).
+MODEL_KEY = r"^[^/\s]{1,200}/\S+$"
+
+
+class ProbeModelForm(forms.Form):
+    host = forms.CharField(max_length=200)
+    model = forms.RegexField(
+        regex=MODEL_KEY,
+        max_length=600,
+        error_messages={
+            "invalid": "Name the model as pi does, provider/modelId "
+            "(e.g. ollama/qwen3-coder:30b).",
+            "required": "Which model? Name it as provider/modelId.",
+        },
+    )
 
 
 class ModelActionForm(forms.Form):
@@ -181,6 +198,31 @@ def probe(request: HttpRequest) -> HttpResponse:
         return specs.probe_spec(hm, names)
 
     return host_model_action(request, call, spec)
+
+
+@require_http_methods(["GET", "POST"])
+@role_required(Role.OPERATOR)
+def probe_model(request: HttpRequest) -> HttpResponse:
+    """Probe a model named on the host page, stored on the host or not (13.5)."""
+    form = ProbeModelForm(request.POST if request.method == "POST" else request.GET)
+    if not form.is_valid():
+        return bad_request(form)
+    host = get_object_or_404(Host, pi_id=form.cleaned_data["host"])
+    key = form.cleaned_data["model"]
+    back = reverse("fleet:host", args=[host.pi_id])
+    if request.method == "GET":
+        names = hostnames_by_host([host.pk]).get(host.pk, [])
+        return confirm_page(request, specs.probe_model_spec(host, key, names), back)
+    user = request.user
+    assert isinstance(user, User)
+    return run_action(
+        request,
+        form=form,
+        back=back,
+        call=lambda: services.action_probe_model(
+            actor=user, host=host, model_key=key, ip_address=audit.client_ip(request)
+        ),
+    )
 
 
 @require_http_methods(["GET", "POST"])

@@ -28,6 +28,7 @@ urlpatterns = [
         "actions/reset-protocol/", actions.reset_protocol, name="action_reset_protocol"
     ),
     path("actions/probe/", actions.probe, name="action_probe"),
+    path("actions/probe-model/", actions.probe_model, name="action_probe_model"),
     path(
         "actions/remove-rule-everywhere/",
         actions.remove_rule_everywhere,

@@ -171,14 +171,18 @@ def host_detail(request: HttpRequest, host_id: str) -> HttpResponse:
     ctx = base_context(request)
     host = get_object_or_404(Host, pi_id=host_id)
     tr = ctx["time_range"]
+    agents = list(Agent.objects.filter(host=host).order_by("hostname", "name"))
     ctx.update(
         host=host,
-        agents=list(Agent.objects.filter(host=host).order_by("hostname", "name")),
+        agents=agents,
         rows=detail.host_models(
             host=host, since=tr.since(), until=tr.end, hours=tr.hours
         ),
         open_commands=list(detail.open_commands(host=host)),
         recent_commands=detail.recent_commands(host=host),
+        # "Probe now…" of any model pi knows, stored here or not (issue 13.5).
+        probe_offer=probe_offer.probe_offer(agents),
+        probe_models=probe_offer.probe_model_choices(host=host, agents=agents),
     )
     template = partial_name(request, "fleet/host_detail.html", "commands")
     return render(request, template, ctx)
@@ -232,9 +236,13 @@ def host_model_detail(request: HttpRequest, host_id: str, key: str) -> HttpRespo
         charts=charts_for(tr, hm.model, hm.host_id),
         probe_action=specs.probe_spec(hm, hostnames) if offer.is_offered else None,
         probe_why_not=offer.why_not,
-        protocol_actions=specs.reset_protocol_specs(hm, hostnames)
+        # "Reset and re-probe" probes too: offered only where "Probe now" is.
+        protocol_actions=specs.reset_protocol_specs(hm, hostnames)[
+            : None if offer.is_offered else 1
+        ]
         if hm.protocol_status
         else [],
+        reprobe_why_not=offer.why_not if hm.protocol_status else "",
         teach_stats=efficacy.teach_stats_rows(hm.entry),
         probe_history=hm_pages.probe_history(hm),
         rule_history=hm_pages.rule_history(hm),

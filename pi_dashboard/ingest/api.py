@@ -1,5 +1,6 @@
 """Ingest endpoints (agent token), the published JSON Schemas, and record reads."""
 
+import re
 from collections.abc import Callable
 from datetime import datetime
 from typing import Any, Literal
@@ -61,6 +62,7 @@ class SnapshotOut(Schema):
 
 
 MAX_SEQ = 2**63 - 1  # Snapshot.seq is a bigint
+SNAPSHOT_EPOCH = re.compile(r"[A-Za-z0-9_-]{1,64}")  # fits Agent.snapshot_epoch
 
 
 class InvalidSeq(DomainError):
@@ -79,6 +81,26 @@ def _snapshot_seq(request: HttpRequest) -> int | None:
             f"not {raw[:40]!r}."
         )
     return int(text)
+
+
+class InvalidEpoch(DomainError):
+    code = "invalid_epoch"
+
+
+def _snapshot_epoch(request: HttpRequest, seq: int | None) -> str | None:
+    """The agent's X-Snapshot-Epoch (which count `seq` is in), or None when absent."""
+    raw = request.headers.get("X-Snapshot-Epoch")
+    if raw is None:
+        return None
+    text = raw.strip()
+    if not SNAPSHOT_EPOCH.fullmatch(text):
+        raise InvalidEpoch(
+            "X-Snapshot-Epoch must be 1 to 64 characters of A-Z, a-z, 0-9, _ or -, "
+            f"not {raw[:40]!r}."
+        )
+    if seq is None:
+        raise InvalidEpoch("X-Snapshot-Epoch needs an X-Snapshot-Seq to go with it.")
+    return text
 
 
 def _overloaded(exc: limits.Overloaded) -> HttpResponse:
@@ -170,7 +192,18 @@ def ingest_stats(request: HttpRequest) -> Any:
                 "schema": {"type": "integer", "minimum": 0, "maximum": MAX_SEQ},
                 "description": "The agent's send order: +1 per snapshot, kept on "
                 "re-sends. The highest is the host's truth; lower ones are stale.",
-            }
+            },
+            {
+                "in": "header",
+                "name": "X-Snapshot-Epoch",
+                "required": False,
+                "schema": {"type": "string", "pattern": "^[A-Za-z0-9_-]{1,64}$"},
+                "description": "Which count X-Snapshot-Seq is in: random, created "
+                "with the agent's counter. A new epoch (an agent reinstalled, its "
+                "counter back at 1) is accepted as a new order and audited as "
+                "'snapshot order restarted'; a late snapshot of an epoch the agent "
+                "left is stale. Needs X-Snapshot-Seq. Without it, the number alone.",
+            },
         ],
         "requestBody": {
             "required": True,
@@ -182,6 +215,7 @@ def ingest_stats(request: HttpRequest) -> Any:
 def ingest_snapshot(request: HttpRequest) -> Any:
     """Make the agent's newest snapshot its own host's state (other hosts ignored)."""
     seq = _snapshot_seq(request)
+    epoch = _snapshot_epoch(request, seq)
     try:
         with limits.ingest_slot():
             services.agent_bound_host(request.agent)  # type: ignore[attr-defined]
@@ -189,6 +223,7 @@ def ingest_snapshot(request: HttpRequest) -> Any:
                 agent=request.agent,  # type: ignore[attr-defined]
                 body=lines.request_body(request),
                 seq=seq,
+                epoch=epoch,
             )
     except limits.Overloaded as exc:
         return _overloaded(exc)

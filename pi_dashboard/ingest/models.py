@@ -246,6 +246,16 @@ class Rollup(CountCell):
             *CountCell.Meta.indexes,
             # Fleet overview: every cell in a time range.
             models.Index(fields=["dimension", "bucket"], name="rollup_dimension"),
+            # Alert evaluation (alerts.measures.Sums), read from the index alone:
+            #   SELECT dimension, key, host_id, model_id, sum(count) FILTER (...)
+            #   WHERE bucket BETWEEN %s AND %s AND dimension = %s AND key = ANY(%s)
+            #   GROUP BY 1, 2, 3, 4
+            # Only the wanted keys' cells of the window are read, never the heap.
+            models.Index(
+                fields=["dimension", "key", "bucket"],
+                include=["host", "model", "count"],
+                name="rollup_alerts_scan",
+            ),
         ]
 
 

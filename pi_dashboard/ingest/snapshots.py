@@ -18,12 +18,14 @@ from typing import Any
 from django.db import transaction
 from django.utils import timezone
 
+from pi_dashboard.audit import audit
+from pi_dashboard.audit.models import AuditOutcome
 from pi_dashboard.control import services as control_services
 from pi_dashboard.fleet import adaptation
 from pi_dashboard.fleet import services as fleet_services
 from pi_dashboard.fleet.adaptation import StoreEntry
 from pi_dashboard.fleet.models import Agent, Host
-from pi_dashboard.ingest import services
+from pi_dashboard.ingest import services, snapshot_order
 from pi_dashboard.ingest.models import Snapshot
 from pi_dashboard.lib import jsonsafe, retry
 from pi_dashboard.lib.errors import DomainError
@@ -56,8 +58,11 @@ class _Document:
     taken_at: Any
 
 
-def snapshot_ingest(*, agent: Agent, body: bytes, seq: int | None) -> SnapshotResult:
-    """Apply a `model-adaptation.json` to the agent's own host (see the module)."""
+def snapshot_ingest(
+    *, agent: Agent, body: bytes, seq: int | None, epoch: str | None = None
+) -> SnapshotResult:
+    """Apply a `model-adaptation.json` to the agent's own host (see the module);
+    `seq` and `epoch` place it in the agent's send order (ingest.snapshot_order)."""
     host = services.agent_bound_host(agent)
     try:
         document, is_safe = jsonsafe.loads(body)
@@ -82,7 +87,14 @@ def snapshot_ingest(*, agent: Agent, body: bytes, seq: int | None) -> SnapshotRe
         taken_at=max(times, default=None),
     )
     result = retry.retry_on_conflict(
-        partial(_snapshot_apply, agent=agent, host_id=host.pk, doc=doc, seq=seq)
+        partial(
+            _snapshot_apply,
+            agent=agent,
+            host_id=host.pk,
+            doc=doc,
+            seq=seq,
+            epoch=epoch,
+        )
     )
     result.hosts = 1 if own in document["hosts"] else 0
     result.ignored_hosts = sum(1 for bucket in document["hosts"] if bucket != own)
@@ -119,13 +131,19 @@ def _drop_unstorable(parsed: adaptation.ParsedStore) -> None:
 
 @transaction.atomic
 def _snapshot_apply(
-    *, agent: Agent, host_id: int, doc: _Document, seq: int | None
+    *, agent: Agent, host_id: int, doc: _Document, seq: int | None, epoch: str | None
 ) -> SnapshotResult:
     # The host lock serialises this agent's snapshots, so the order checks hold.
     host = fleet_services.host_lock(host_id=host_id)
     result = SnapshotResult(status=STORED, models=len(doc.entries))
-    stored_seq = Agent.objects.values_list("snapshot_seq", flat=True).get(pk=agent.pk)
-    if seq is not None and stored_seq is not None and seq < stored_seq:
+    seq_now, epoch_now, past = Agent.objects.values_list(
+        "snapshot_seq", "snapshot_epoch", "snapshot_epochs_past"
+    ).get(pk=agent.pk)
+    stored = snapshot_order.StoredOrder(
+        seq=seq_now, epoch=epoch_now, past=past if isinstance(past, list) else []
+    )
+    placed = snapshot_order.snapshot_place(stored, seq=seq, epoch=epoch)
+    if placed.stale:
         result.status = STALE
         return result
     newest = (
@@ -139,9 +157,41 @@ def _snapshot_apply(
     else:
         _entries_apply(host=host, entries=doc.entries, result=result)
     _snapshot_record(agent=agent, doc=doc, seq=seq)
-    if seq is not None and (stored_seq is None or seq > stored_seq):
-        Agent.objects.filter(pk=agent.pk).update(snapshot_seq=seq)
+    if placed.updates:
+        Agent.objects.filter(pk=agent.pk).update(**placed.updates)
+    if placed.restarted:
+        _order_restarted_audit(agent=agent, host=host, stored=stored, placed=placed)
     return result
+
+
+def _order_restarted_audit(
+    *,
+    agent: Agent,
+    host: Host,
+    stored: snapshot_order.StoredOrder,
+    placed: snapshot_order.Placed,
+) -> None:
+    epoch, seq = placed.updates["snapshot_epoch"], placed.updates["snapshot_seq"]
+    audit.audit_log(
+        actor=None,
+        label=f"agent:{agent.name}",
+        action="agent.snapshot_order_restarted",
+        outcome=AuditOutcome.OK,
+        host=host,
+        detail={
+            "agent_id": str(agent.pk),
+            "epoch": epoch,
+            "seq": seq,
+            "was_epoch": stored.epoch,
+            "was_seq": stored.seq,
+            "reason": (
+                f"Snapshot order restarted: agent {agent.name} counts its snapshots "
+                f"from {seq} in a new epoch {epoch} (it was at {stored.seq}"
+                + (f" in epoch {stored.epoch}" if stored.epoch else "")
+                + "), as after a reinstall; its newest snapshot is the truth."
+            ),
+        },
+    )
 
 
 def _entries_apply(

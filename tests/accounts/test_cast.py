@@ -66,6 +66,37 @@ API_WRITES: dict[str, tuple[Any, str, str, Any]] = {
     "update_endpoint": (Role.OPERATOR, "PUT", "/endpoints/{endpoint}", ENDPOINT),
     "delete_endpoint": (Role.OPERATOR, "DELETE", "/endpoints/{endpoint}", None),
     "probe_endpoint": (Role.OPERATOR, "POST", "/endpoints/{endpoint}/probe", None),
+    "create_rule": (
+        Role.OPERATOR,
+        "POST",
+        "/alert-rules",
+        {"name": "cast-rule", "signal": "agent_down"},
+    ),
+    "update_rule": (Role.OPERATOR, "PATCH", "/alert-rules/999999", {"threshold": 2}),
+    "delete_rule": (Role.OPERATOR, "DELETE", "/alert-rules/999999", None),
+    "acknowledge_alert": (Role.OPERATOR, "POST", "/alerts/999999/ack", None),
+    "create_maintenance_window": (
+        Role.OPERATOR,
+        "POST",
+        "/maintenance-windows",
+        {
+            "name": "cast-window",
+            "starts_at": "2026-12-05T08:00:00Z",
+            "ends_at": "2026-12-05T09:00:00Z",
+        },
+    ),
+    "update_maintenance_window": (
+        Role.OPERATOR,
+        "PUT",
+        "/maintenance-windows/999999",
+        {"name": "w", "weekdays": [1], "start_time": "01:00", "duration_minutes": 5},
+    ),
+    "delete_maintenance_window": (
+        Role.OPERATOR,
+        "DELETE",
+        "/maintenance-windows/999999",
+        None,
+    ),
 }
 
 # URL name -> who may POST there
@@ -75,6 +106,7 @@ POST_PAGES: dict[str, Any] = {
     "fleet:action_remove_rule": Role.OPERATOR,
     "fleet:action_reset_protocol": Role.OPERATOR,
     "fleet:action_probe": Role.OPERATOR,
+    "fleet:action_probe_model": Role.OPERATOR,
     "fleet:action_remove_rule_everywhere": Role.OPERATOR,
     "control:command_retry": Role.OPERATOR,
     "probes:endpoint_new": Role.OPERATOR,
@@ -91,6 +123,34 @@ POST_PAGES: dict[str, Any] = {
     "probes:channel_edit": Role.OPERATOR,
     "probes:channel_delete": Role.OPERATOR,
     "probes:channel_test": Role.OPERATOR,
+    "accounts:users": Role.ADMIN,
+    "accounts:user_role": Role.ADMIN,
+    "accounts:user_deactivate": Role.ADMIN,
+    "accounts:user_activate": Role.ADMIN,
+    "accounts:agents": Role.ADMIN,
+    "accounts:agent_rotate": Role.ADMIN,
+    "accounts:agent_revoke": Role.ADMIN,
+    **{
+        f"alerts:{name}": Role.OPERATOR
+        for name in (
+            "ack",
+            "rule_new",
+            "rule_edit",
+            "rule_delete",
+            "channel_new",
+            "channel_edit",
+            "channel_delete",
+            "channel_test",
+            "silences",  # viewers read it; creating a silence is the POST
+            "silence_end",
+            "maintenance_create",
+            "maintenance_edit",
+            "maintenance_delete",
+            "grace_save",
+            "grace_delete",
+            "host_tag",
+        )
+    },
     "accounts:tokens": Role.VIEWER,  # everyone manages their own operator tokens
     "accounts:token_revoke": Role.VIEWER,
 }

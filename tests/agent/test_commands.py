@@ -24,7 +24,8 @@ FAKE_PI_COMMAND = f"{shlex.quote(sys.executable)} {shlex.quote(str(FAKE_PI))}"
 
 
 def command(kind: str, model: str = "openai/gpt-5.1", **params: Any) -> dict[str, Any]:
-    soon = datetime.now(UTC) + timedelta(minutes=10)
+    # Built at collection time for parametrize: far enough ahead for a long run.
+    soon = datetime.now(UTC) + timedelta(days=1)
     return {
         "id": "0d7b4a4e-0000-4000-8000-000000000001",
         "kind": kind,

@@ -28,6 +28,7 @@ class Stub:
         self.script = script
         self.received: list[tuple[str, list[bytes], float]] = []
         self.seqs: list[tuple[str, str | None]] = []  # (path, X-Snapshot-Seq)
+        self.epochs: list[str | None] = []  # X-Snapshot-Epoch of each snapshot
         stub = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -39,6 +40,8 @@ class Stub:
                 lines = body.splitlines()
                 stub.received.append((path, lines, time.monotonic()))
                 stub.seqs.append((path, self.headers.get("X-Snapshot-Seq")))
+                if path == "/ingest/snapshot":
+                    stub.epochs.append(self.headers.get("X-Snapshot-Epoch"))
                 status, data, headers = stub.script(path, lines)
                 payload = json.dumps(data).encode()
                 self.send_response(status)
@@ -271,6 +274,55 @@ def test_snapshots_carry_a_persisted_sequence_kept_by_re_sends(
     snapshots = [seq for path, seq in stub.seqs if path == "/ingest/snapshot"]
     assert snapshots == ["1", "1", "2", "3"]
     assert all(seq is None for path, seq in stub.seqs if path != "/ingest/snapshot")
+    # One epoch, created with the counter and kept in state.json across the restart.
+    epoch = AgentState(cfg.data_dir).get("snapshot_epoch", None)
+    assert isinstance(epoch, str)
+    assert len(epoch) == 16
+    assert stub.epochs == [epoch] * 4
+
+
+def test_a_wiped_state_file_starts_a_new_snapshot_epoch(
+    serve: Callable[..., Stub],
+    make_config: Callable[..., AgentConfig],
+    amd_state: Path,
+) -> None:
+    stub = serve(ok)
+    cfg = make_config(server=stub.url, state_dir=amd_state)
+    shipper_for(cfg).tick()
+    first = AgentState(cfg.data_dir).get("snapshot_epoch", None)
+    (cfg.data_dir / "state.json").unlink()  # the agent reinstalled
+    shipper_for(cfg).tick()
+    second = AgentState(cfg.data_dir).get("snapshot_epoch", None)
+    snapshots = [seq for path, seq in stub.seqs if path == "/ingest/snapshot"]
+    assert snapshots == ["1", "1"]
+    assert first
+    assert second
+    assert first != second
+    assert stub.epochs == [first, second]
+
+
+def test_a_spooled_snapshot_keeps_its_epoch_across_a_restart(
+    serve: Callable[..., Stub],
+    make_config: Callable[..., AgentConfig],
+    amd_state: Path,
+) -> None:
+    refuse = {"snapshot": True}
+
+    def script(path: str, lines: list[bytes]) -> Reply:
+        if path == "/ingest/snapshot" and refuse["snapshot"]:
+            return 503, {"detail": "down", "code": "unavailable"}, {"Retry-After": "0"}
+        return ok(path, lines)
+
+    stub = serve(script)
+    cfg = make_config(server=stub.url, state_dir=amd_state)
+    shipper_for(cfg).tick()  # refused: spooled, named with its order
+    epoch = AgentState(cfg.data_dir).get("snapshot_epoch", None)
+    refuse["snapshot"] = False
+    restarted = shipper_for(cfg)  # the spool is read back from disk
+    restarted.retry_at = 0.0
+    restarted.tick()
+    assert stub.epochs == [epoch, epoch]
+    assert [s for p, s in stub.seqs if p == "/ingest/snapshot"] == ["1", "1"]
 
 
 def test_the_heartbeat_reports_the_store_and_capabilities(
@@ -300,3 +352,38 @@ def test_the_heartbeat_reports_the_store_and_capabilities(
         "why": "no pi_command in the agent config: commands edit pi's store file "
         "and probes cannot run (enroll with --pi-command pi)",
     }
+
+
+def test_the_heartbeat_names_the_models_pis_models_json_adds(
+    serve: Callable[..., Stub],
+    make_config: Callable[..., AgentConfig],
+    amd_state: Path,
+) -> None:
+    """Offered on the host page for a probe of a model not yet in the store."""
+    stub = serve(ok)
+    cfg = make_config(server=stub.url, state_dir=amd_state)
+    (cfg.agent_dir / "models.json").write_text(
+        json.dumps(
+            {
+                "providers": {
+                    "ollama": {
+                        "baseUrl": "http://localhost:11434/v1",
+                        "models": [{"id": "llama3.1:8b"}, {"id": "gpt-oss:20b"}],
+                    },
+                    "broken": {"models": [{"name": "no id"}, "x"]},
+                }
+            }
+        )
+    )
+    shipper = shipper_for(cfg)
+    shipper.heartbeat()
+    (cfg.agent_dir / "models.json").write_text("{not json")
+    shipper.heartbeat()
+    first, second = (
+        json.loads(lines[0]) for p, lines, _ in stub.received if p == "/agent/heartbeat"
+    )
+    assert first["capabilities"]["models"] == [
+        "ollama/llama3.1:8b",
+        "ollama/gpt-oss:20b",
+    ]
+    assert "models" not in second["capabilities"]

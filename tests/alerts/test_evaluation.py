@@ -9,8 +9,8 @@ from django.utils import timezone
 from pi_dashboard.alerts import services
 from pi_dashboard.alerts.models import Alert, AlertEvent, Notification
 from pi_dashboard.control.models import Command
-from pi_dashboard.fleet.models import Change, Host
-from pi_dashboard.ingest.models import Dimension
+from pi_dashboard.fleet.models import Change, Host, HostModel
+from pi_dashboard.ingest.models import Dimension, Rollup
 from tests.alerts.conftest import add_counts, deliver_queued, evaluate, pair, rule
 
 pytestmark = pytest.mark.django_db
@@ -273,15 +273,6 @@ def test_command_trouble(operator) -> None:
     assert Alert.objects.get().value == 2
 
 
-def test_contract_signals_are_no_ops_until_the_agent_fields_exist() -> None:
-    pair("h1", "openai/gpt-5.1")
-    rule("store", "store_unreadable", is_urgent=True)
-    rule("ingest", "ingest_trouble")
-    # With the migrated "Probe verdict drift" rule.
-    assert evaluate().rules == 3
-    assert Alert.objects.count() == 0
-
-
 @pytest.mark.django_db(transaction=True)
 def test_a_second_cycle_while_one_runs_is_skipped() -> None:
     import threading
@@ -308,3 +299,49 @@ def test_a_second_cycle_while_one_runs_is_skipped() -> None:
         release.set()
         thread.join()
     assert not evaluate().skipped
+
+
+def test_an_alert_storm_is_written_in_bulk(
+    django_assert_max_num_queries, django_capture_on_commit_callbacks, receiver
+) -> None:
+    """Bulk writes: alerts, events and notifications in one statement per table,
+    and one delivery task per channel (not per message)."""
+    from unittest import mock
+
+    from pi_dashboard.alerts import services as alert_services
+    from pi_dashboard.alerts import tasks
+
+    channels = [
+        alert_services.channel_save(
+            channel=None, name=f"hook-{i}", url=receiver.url(), is_enabled=True
+        )
+        for i in range(2)
+    ]
+    rule("storm", "failure_rate", threshold=1, channels=channels)
+    for n in range(40):
+        add_counts(
+            pair(f"h{n}", "openai/gpt-5.1"),
+            {(Dimension.OUTCOME, "execution:failed"): 2},
+        )
+    # 40 alerts × 2 channels = 80 messages: in the statements a single alert takes.
+    with (
+        mock.patch.object(tasks.notifications_send, "delay") as batch,
+        django_capture_on_commit_callbacks(execute=True),
+        django_assert_max_num_queries(25),
+    ):
+        result = evaluate()
+    assert len(result.fired) == 40
+    assert Alert.objects.filter(state="firing").count() == 40
+    assert AlertEvent.objects.filter(kind="fired").count() == 40
+    assert Notification.objects.filter(state="queued").count() == 80
+    assert batch.call_count == 2  # one task per channel, 40 messages each
+    assert sorted(len(call.args[0]) for call in batch.call_args_list) == [40, 40]
+    # Resolving all of them is as cheap.
+    for hm in HostModel.objects.all():
+        Rollup.objects.filter(host_id=hm.host_id).delete()
+    with (
+        mock.patch.object(tasks.notifications_send, "delay"),
+        django_assert_max_num_queries(25),
+    ):
+        assert len(evaluate().resolved) == 40
+    assert Alert.objects.filter(state="resolved").count() == 40

@@ -11,6 +11,7 @@ import pytest
 
 from pi_dashboard.control.models import Command
 from pi_dashboard.fleet.models import HostModel
+from tests.agent.conftest import move_to_today
 from tests.browser.conftest import log_in, screenshot
 from tests.browser.test_journeys import (
     AMD,
@@ -34,7 +35,9 @@ def assert_whole_page(page, expect, rules: int) -> None:
     expect(page.locator(".stat", has_text="standing rules")).to_contain_text(
         f"{rules} / 5"
     )
-    expect(page.get_by_role("button", name="Probe now…")).to_be_visible()
+    # This agent has no pi_command: no probe is offered, and the page says why.
+    expect(page.get_by_role("button", name="Probe now…")).to_have_count(0)
+    expect(page.locator("#probe-why-not")).to_contain_text("no pi_command")
     expect(page.get_by_role("button", name="Remove…", exact=True)).to_have_count(rules)
 
 
@@ -50,6 +53,9 @@ def test_page_keeps_its_sections_after_a_command_settles(
     from playwright.sync_api import expect
 
     state = seed_state_dir(pi_fixtures, AMD, tmp_path / "pi-agent")
+    # pi prunes by the real clock: unshifted, the fixture's rules are expired and the
+    # removal rightly answers "nothing to remove".
+    move_to_today(state / "model-adaptation.json")
     before = len(store_rules(state, AMD, MODEL))
     config = agent_config(tmp_path, server=live_server.url, state=state, host=AMD)
     argv = [sys.executable, "-m", "pi_dashboard.agent", "--config", str(config), "run"]

@@ -205,3 +205,59 @@ def test_nothing_to_remove_says_why(
     assert [c.kind for c in gone] == ["rule_retired"]
     ack = AuditEntry.objects.get(action="command.ack")
     assert "nothing to remove" in ack.summary
+
+
+def test_an_ack_whose_write_did_not_survive_is_reverted_at_once(
+    amd: AgentClient, shared: dict[str, Any], operator: Any, viewer: Any
+) -> None:
+    """After a stale-lock takeover pi wrote its older copy back: not "applied"."""
+    command = services.command_create(
+        actor=operator, host=AMD, model=GPT, kind="remove_rule", params={"mode": MODE}
+    )
+    headers = {"HTTP_AUTHORIZATION": f"Bearer {amd.token}"}
+    Client().get("/api/v1/agent/commands?wait=0", **headers)
+    lost = {
+        "removed": True,
+        "via": "file",
+        "took_over_stale_lock": True,
+        "write_survived": False,
+    }
+    ack = Client().post(
+        f"/api/v1/agent/commands/{command.pk}/ack",
+        json.dumps({"status": "applied", "result": lost, "detail": "removed"}),
+        content_type="application/json",
+        **headers,
+    )
+    assert ack.status_code == 200, ack.content
+    assert ack.json()["state"] == "reverted"
+    command.refresh_from_db()
+    assert (command.state, command.revert_cause) == ("reverted", "overwritten")
+    assert command.confirmed_at is None
+    audit = AuditEntry.objects.get(action="command.reverted")
+    assert audit.command_id == command.pk
+    assert "pi wrote its older copy back over the change" in audit.summary
+    # The agent repeating its ack changes nothing.
+    again = Client().post(
+        f"/api/v1/agent/commands/{command.pk}/ack",
+        json.dumps({"status": "applied", "result": lost}),
+        content_type="application/json",
+        **headers,
+    )
+    assert (again.status_code, again.json()["state"]) == (200, "reverted")
+    # The file still holds the rule: the next snapshot confirms nothing.
+    send(amd, shared, seq=2)
+    command.refresh_from_db()
+    assert (command.state, command.confirmed_at) == ("reverted", None)
+
+    shown = page(viewer, HOST_MODEL_PAGE)
+    assert "pi wrote its older copy back over the change" in shown
+    assert "Retry" not in shown  # a viewer may not act
+    assert "Retry" in page(operator, HOST_MODEL_PAGE)
+    detail = page(operator, f"/commands/{command.pk}/status/")
+    assert "reverted" in detail
+    assert "pi wrote its older copy back over the change" in detail
+    assert "Retry" in detail
+    assert (
+        services.command_retry(actor=operator, command=command, ip_address=None).state
+        == "pending"
+    )

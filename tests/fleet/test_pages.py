@@ -108,6 +108,8 @@ def seed_fleet(pi_fixtures: Path) -> dict[str, HostModel]:
         agent_version="0.1.0",
         pi_version="0.96.0",
         lag={"events_bytes_behind": 2048, "spool_batches": 1, "spool_bytes": 4096},
+        # Its agent runs pi's RPC: "Probe now…" is offered (front.pages.probe_offer).
+        capabilities={"probe": True, "rpc": True, "why": ""},
     )
     return {f"{hm.host.pi_id}|{hm.model.key}": hm for hm in made}
 

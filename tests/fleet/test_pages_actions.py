@@ -269,3 +269,34 @@ def test_action_post_needs_csrf(operator, fleet):
     response = strict.post("/actions/probe/", {"host": AMD, "model": MODEL})
     assert response.status_code == 403
     assert not Command.objects.exists()
+
+
+def test_reset_and_reprobe_only_where_the_agent_can_probe(client, operator, fleet):
+    """“Reset and re-probe…” probes too: offered as “Probe now…” is (issue 13)."""
+    from pi_dashboard.fleet.models import Agent, Host
+
+    xeon_page = f"/hosts/{XEON}/models/llamacpp/glm-4.6/"
+    agent = Agent.objects.create(
+        name="xeon-agent",
+        token_prefix="p",
+        token_hash="h-xeon",
+        host=Host.objects.get(pi_id=XEON),
+        capabilities={
+            "probe": False,
+            "rpc": False,
+            "why": "no pi_command in the agent config",
+        },
+    )
+    body = login(client, operator).get(xeon_page).content.decode()
+    assert "Reset calibration…" in body
+    assert "Reset and re-probe…" not in body
+    assert "Probe now…" not in body
+    assert "No “Reset and re-probe”: The host&#x27;s agent cannot run pi" in body
+    assert "(no pi_command in the agent config)" in body
+
+    agent.capabilities = {"probe": True, "rpc": True, "why": ""}
+    agent.save()
+    body = client.get(xeon_page).content.decode()
+    assert "Reset and re-probe…" in body
+    assert "Probe now…" in body
+    assert "No “Reset and re-probe”" not in body

@@ -44,6 +44,11 @@ def test_revoked_agents_do_not_count() -> None:
     assert not offer.is_offered
 
 
-def test_without_stored_reports_it_is_offered_as_before() -> None:
-    assert probe_offer([agent()]).is_offered
+def test_an_agent_that_never_sent_a_report_is_not_offered() -> None:
+    # Agent.capabilities exists now (default {}): no report is not "can probe".
+    assert probe_offer([agent()]).why_not == NO_REPORT
+
+
+def test_a_host_without_an_active_agent_is_offered() -> None:
+    # The command waits for the host's next agent; nothing says it cannot probe.
     assert probe_offer([]).is_offered

@@ -30,7 +30,10 @@ class AgentClient:
     def _headers(self, **extra: str) -> dict[str, str]:
         return {"HTTP_AUTHORIZATION": f"Bearer {self.token}", **extra}
 
-    def heartbeat(self, fingerprint: dict[str, Any], hostname: str = "box") -> Any:
+    def heartbeat(
+        self, fingerprint: dict[str, Any], hostname: str = "box", **reports: Any
+    ) -> Any:
+        """`reports`: the optional store / capabilities / ingest reports."""
         body = {
             "hostname": hostname,
             "host": fingerprint,
@@ -45,6 +48,7 @@ class AgentClient:
                 "oldest_unsent_at": None,
                 "last_shipped_at": None,
             },
+            **reports,
         }
         return self.client.post(
             "/api/v1/agent/heartbeat",
@@ -63,8 +67,12 @@ class AgentClient:
             **self._headers(**headers),
         )
 
-    def snapshot(self, body: bytes, seq: int | str | None = None) -> Any:
+    def snapshot(
+        self, body: bytes, seq: int | str | None = None, epoch: str | None = None
+    ) -> Any:
         order = {} if seq is None else {"HTTP_X_SNAPSHOT_SEQ": str(seq)}
+        if epoch is not None:
+            order["HTTP_X_SNAPSHOT_EPOCH"] = epoch
         return self.post("snapshot", body, content_type="application/json", **order)
 
     def lines(self, path: str, lines: list[bytes]) -> list[Any]:

@@ -10,7 +10,7 @@ from urllib.parse import urlencode
 
 from django.urls import reverse
 
-from pi_dashboard.fleet.models import HostModel, Model
+from pi_dashboard.fleet.models import Host, HostModel, Model
 
 
 @dataclass(frozen=True)
@@ -130,6 +130,25 @@ def probe_spec(hm: HostModel, hostnames: list[str]) -> ActionSpec:
         ],
         url=reverse("fleet:action_probe"),
         fields={"host": hm.host.pi_id, "model": hm.model.key},
+        confirm_label="Probe now",
+        danger=False,
+    )
+
+
+def probe_model_spec(host: Host, key: str, hostnames: list[str]) -> ActionSpec:
+    names = f" ({', '.join(hostnames)})" if hostnames else ""
+    return ActionSpec(
+        dom_id=dom_id("probe-model", host.pi_id, key),
+        label="Probe now",
+        title=f"Probe {key} on this host?",
+        what=[
+            f"Runs pi's tool probe for {key} on host {host.pi_id}{names}, whether or "
+            "not pi's store holds it yet: pi probes any model its models.json knows.",
+            "The probe sends a few short requests to the model's provider from that "
+            "host and stores pi's verdict; a model pi does not know fails, saying so.",
+        ],
+        url=reverse("fleet:action_probe_model"),
+        fields={"host": host.pi_id, "model": key},
         confirm_label="Probe now",
         danger=False,
     )

@@ -4,14 +4,14 @@ A host-side probe runs pi's `tool_probe` through pi's RPC mode, which needs the
 agent's `pi_command`. Agents say what they can do in their heartbeat
 (`capabilities: {"probe", "rpc", "why"}`, CONTRACT.md), stored on `Agent.capabilities`.
 The button is offered when an active agent of the host reports `probe: true`;
-otherwise the page says why. Where the server does not store capabilities yet
-(the field is absent), it is offered as before: nothing is known either way.
+otherwise the page says why. A host with no active agent is offered it: the command
+waits for its next agent, and nothing says that one cannot probe.
 """
 
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from pi_dashboard.fleet.models import Agent
+from pi_dashboard.fleet.models import Agent, Host, Model
 
 NO_REPORT = (
     "The host's agent has not said whether it can probe (an older agent); "
@@ -28,8 +28,8 @@ class ProbeOffer:
 
 def probe_offer(agents: Iterable[Agent]) -> ProbeOffer:
     active = [a for a in agents if a.is_active]
-    reports = [getattr(a, "capabilities", None) for a in active]
-    if not active or all(r is None for r in reports):
+    reports = [a.capabilities for a in active]
+    if not active:
         return ProbeOffer(is_offered=True)
     if any(isinstance(r, dict) and r.get("probe") is True for r in reports):
         return ProbeOffer(is_offered=True)
@@ -38,3 +38,20 @@ def probe_offer(agents: Iterable[Agent]) -> ProbeOffer:
         return ProbeOffer(is_offered=False, why_not=NO_REPORT)
     why = str(said[0].get("why") or "").strip()
     return ProbeOffer(is_offered=False, why_not=f"{CANNOT} ({why})" if why else CANNOT)
+
+
+SUGGESTED_MODELS = 500
+
+
+def probe_model_choices(*, host: Host, agents: Iterable[Agent]) -> list[str]:
+    """Model keys to suggest for a host-side probe: those pi's models.json knows on
+    the host, when its agent reports them (`capabilities.models`), then the models
+    the dashboard knows. Only suggestions: pi also knows its built-in models."""
+    reported: list[str] = []
+    for agent in agents:
+        models = agent.capabilities.get("models") if agent.is_active else None
+        if isinstance(models, list):
+            reported += [m for m in models if isinstance(m, str)]
+    known = Model.objects.order_by("key").values_list("key", flat=True)
+    seen = dict.fromkeys([*reported, *known[:SUGGESTED_MODELS]])
+    return list(seen)[:SUGGESTED_MODELS]
