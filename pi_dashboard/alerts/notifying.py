@@ -8,6 +8,7 @@ and the suppressed notification is kept, visibly, as `suppressed`.
 """
 
 import logging
+import os
 from datetime import datetime, timedelta
 from urllib.parse import urlsplit
 
@@ -25,11 +26,17 @@ from pi_dashboard.alerts.models import (
     Silence,
 )
 from pi_dashboard.alerts.scopes import Subject, scope_covers
+from pi_dashboard.audit import audit
 from pi_dashboard.lib.errors import DomainError
 from pi_dashboard.probes import crypto
-from pi_dashboard.probes.notify import dashboard_url
 
 log = logging.getLogger(__name__)
+
+
+def dashboard_url(path: str) -> str:
+    """An absolute link to the dashboard when PI_DASHBOARD_URL says where it is."""
+    base = os.environ.get("PI_DASHBOARD_URL", "").rstrip("/")
+    return f"{base}{path}" if base else path
 
 
 def url_hint(url: str) -> str:
@@ -202,7 +209,14 @@ def _deliver(n: Notification) -> str:
 
 
 @transaction.atomic
-def channel_send_test(*, channel: Channel) -> str:
+@audit.audits(
+    "alerts.channel.test",
+    lambda kw: {"channel": kw["channel"].pk, "name": kw["channel"].name},
+    result_key="error",
+)
+def channel_send_test(
+    *, channel: Channel, user: audit.Actor = None, ip_address: str | None = None
+) -> str:
     """Send a test message now, through the same path; '' on success."""
     n = Notification.objects.create(
         channel=channel,

@@ -11,7 +11,6 @@ from pi_dashboard.probes import conf, semaphore
 from pi_dashboard.probes.models import Endpoint
 
 PROBE_RUN_TASK = "pi_dashboard.probes.tasks.probe_run"
-DRIFT_NOTIFY_TASK = "pi_dashboard.probes.tasks.drift_notify"
 
 
 def run_budget_seconds(endpoint: Endpoint) -> float:
@@ -47,10 +46,6 @@ def run_send(
         time_limit=int(budget) + 15,
         producer=producer,
     )
-
-
-def drift_notify_send(drift_id: int) -> None:
-    _send(DRIFT_NOTIFY_TASK, (drift_id,))
 
 
 def _send(name: str, args: tuple[Any, ...], **options: Any) -> None:

@@ -87,10 +87,6 @@ POST_PAGES: dict[str, Any] = {
     "probes:schedule_resume": Role.OPERATOR,
     "probes:schedule_delete": Role.OPERATOR,
     "probes:fleet_start": Role.OPERATOR,
-    "probes:channel_new": Role.OPERATOR,
-    "probes:channel_edit": Role.OPERATOR,
-    "probes:channel_delete": Role.OPERATOR,
-    "probes:channel_test": Role.OPERATOR,
     "accounts:tokens": Role.VIEWER,  # everyone manages their own operator tokens
     "accounts:token_revoke": Role.VIEWER,
 }
