@@ -166,4 +166,10 @@ def fleet_start(request: HttpRequest) -> HttpResponse:
 def fleet_detail(request: HttpRequest, fleet_id: int) -> HttpResponse:
     fleet = get_object_or_404(FleetProbe, pk=fleet_id)
     runs = selectors.run_list(fleet_id=fleet.pk)
-    return page(request, "probes/fleet_detail.html", {"fleet": fleet, "runs": runs})
+    # What changed, from the Drift rows its summary was made of (named as ours).
+    changed = selectors.drift_list().filter(run__fleet=fleet).order_by("at", "id")
+    return page(
+        request,
+        "probes/fleet_detail.html",
+        {"fleet": fleet, "runs": runs, "changed": changed},
+    )
