@@ -76,7 +76,8 @@ def test_calibration_reads_pi_records_into_our_spelling() -> None:
         "2026-08-18T11:00:00Z",
         ("tool-tag",),
     )
-    assert c.has_perf and c.decode_tokens_per_second == 42.5
+    assert c.has_perf
+    assert c.decode_tokens_per_second == 42.5
     assert c.prefill_tokens_per_second is None
     assert (c.perf_samples, c.stall_ms, c.stall_consecutive) == (3, 9000, 2)
 
