@@ -1,9 +1,9 @@
 """What a command changes in pi's stored entry, read from the entry itself.
 
 Pure functions over one `hosts[<host>][<model>]` entry of `model-adaptation.json`
-(reference §1.4, §1.5), read through `fleet/entry.py`. They decide both whether a
-command makes sense (is the rule there to remove?) and whether a newer snapshot
-shows that it took effect.
+(docs/pi-host-data.md §1.4, §1.5), read through `fleet/entry.py`. They decide both
+whether a command makes sense (is the rule there to remove?) and whether a newer
+snapshot shows that it took effect.
 """
 
 from typing import Any

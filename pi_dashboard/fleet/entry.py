@@ -1,9 +1,10 @@
 """pi's entry, typed: one `hosts[<host>][<model>]` of `model-adaptation.json`.
 
-The one reader of pi's fixed format (reference §1.4, §1.5): TypedDicts spelling pi's
-camelCase keys, and accessors that return a well-formed value whatever the stored
-JSON holds (a key missing or of the wrong type reads as absent, as pi reads it).
-Everything else (commands' effects, the pages, the API) reads the entry through here.
+The one reader of pi's fixed format (docs/pi-host-data.md §1.4, §1.5): TypedDicts
+spelling pi's camelCase keys, and accessors that return a well-formed value whatever
+the stored JSON holds (a key missing or of the wrong type reads as absent, as pi reads
+it). Everything else (commands' effects, the pages, the API) reads the entry through
+here.
 """
 
 from dataclasses import dataclass

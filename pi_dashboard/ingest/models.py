@@ -1,9 +1,10 @@
 """Records shipped by agents: log and corpus lines, stats files, snapshots, rollups.
 
-Lines are deduplicated by the SHA-256 of their canonical JSON (pitfalls §19, §22:
-`recordId` is not unique and corpus rows have none). `payload` holds the record with
-every field; strings PostgreSQL cannot store (lone surrogates, NUL) are replaced there,
-and `original` then keeps the exact line as ASCII-escaped JSON, shown faithfully.
+Lines are deduplicated by the SHA-256 of their canonical JSON (docs/pi-host-pitfalls.md
+§19, §22: `recordId` is not unique and corpus rows have none). `payload` holds the
+record with every field; strings PostgreSQL cannot store (lone surrogates, NUL) are
+replaced there, and `original` then keeps the exact line as ASCII-escaped JSON, shown
+faithfully.
 """
 
 from django.db import models
