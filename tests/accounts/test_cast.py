@@ -87,6 +87,9 @@ POST_PAGES: dict[str, Any] = {
     "probes:schedule_resume": Role.OPERATOR,
     "probes:schedule_delete": Role.OPERATOR,
     "probes:fleet_start": Role.OPERATOR,
+    "fleet:agents": Role.ADMIN,
+    "fleet:agent_rotate": Role.ADMIN,
+    "fleet:agent_revoke": Role.ADMIN,
     "accounts:tokens": Role.VIEWER,  # everyone manages their own operator tokens
     "accounts:token_revoke": Role.VIEWER,
 }
