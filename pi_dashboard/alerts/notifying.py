@@ -27,6 +27,7 @@ from pi_dashboard.alerts.models import (
 )
 from pi_dashboard.alerts.scopes import Subject, scope_covers
 from pi_dashboard.audit import audit
+from pi_dashboard.celery import send_by_name
 from pi_dashboard.lib.errors import DomainError
 from pi_dashboard.probes import crypto
 
@@ -151,11 +152,13 @@ def notifications_queue(
     return ids
 
 
-def _enqueue(ids: list[int]) -> None:
-    from pi_dashboard.alerts import tasks
+NOTIFICATION_SEND_TASK = "pi_dashboard.alerts.tasks.notification_send"
 
+
+def _enqueue(ids: list[int]) -> None:
+    # By name: tasks.py imports this module.
     for pk in ids:
-        tasks.notification_send.delay(pk)
+        send_by_name(NOTIFICATION_SEND_TASK, (pk,))
 
 
 def apprise_send(url: str, title: str, body: str) -> str:
