@@ -73,6 +73,21 @@ def rule_validate(data: dict[str, Any]) -> None:
         raise DomainError("The threshold cannot be negative.", code="invalid_threshold")
 
 
+def host_get(host: Host | str) -> Host:
+    """A Host, or the one a pi host id names; unknown_host when none does."""
+    if isinstance(host, Host):
+        return host
+    found = Host.objects.filter(pi_id=host.strip()).first()
+    if found is None:
+        raise DomainError(f"No host {host!r}.", code="unknown_host")
+    return found
+
+
+def host_named(host: Host | str | None) -> str:
+    """The pi host id for an audit entry, whether given as a Host or as its id."""
+    return host.pi_id if isinstance(host, Host) else (host or "")
+
+
 @audit.audits(
     "alerts.rule.save",
     lambda kw: {
@@ -309,20 +324,22 @@ def alert_acknowledge(
 
 @audit.audits(
     "alerts.grace.set",
-    lambda kw: {"host": kw["host"].pi_id if kw["host"] else "", "tag": kw["tag"]},
+    lambda kw: {"host": host_named(kw["host"]), "tag": kw["tag"]},
     result_key="grace",
 )
 @transaction.atomic
 def grace_set(
     *,
-    host: Host | None,
+    host: Host | str | None,
     tag: str,
     late_seconds: int,
     down_seconds: int,
     user: audit.Actor = None,
     ip_address: str | None = None,
 ) -> LivenessGrace:
-    """Set the late/down grace of one host or one tag (replacing the previous)."""
+    """Set the late/down grace of one host or one tag (replacing the previous);
+    `host` is a Host or a pi host id."""
+    host = host_get(host) if host else None
     if (host is None) == (not tag.strip()):
         raise DomainError("Give a host or a tag, not both.", code="invalid_target")
     if not 1 <= late_seconds < down_seconds:
@@ -345,11 +362,18 @@ def grace_delete(
     grace.delete()
 
 
-@audit.audits("alerts.tag.add", lambda kw: {"host": kw["host"].pi_id, "tag": kw["tag"]})
+@audit.audits(
+    "alerts.tag.add", lambda kw: {"host": host_named(kw["host"]), "tag": kw["tag"]}
+)
 @transaction.atomic
 def host_tag_add(
-    *, host: Host, tag: str, user: audit.Actor = None, ip_address: str | None = None
+    *,
+    host: Host | str,
+    tag: str,
+    user: audit.Actor = None,
+    ip_address: str | None = None,
 ) -> HostTag:
+    host = host_get(host)
     tag = tag.strip()
     if not tag or len(tag) > 64:
         raise DomainError("A tag is 1 to 64 characters.", code="invalid_tag")
@@ -361,10 +385,16 @@ def host_tag_add(
 
 
 @audit.audits(
-    "alerts.tag.remove", lambda kw: {"host": kw["host"].pi_id, "tag": kw["tag"]}
+    "alerts.tag.remove",
+    lambda kw: {"host": host_named(kw["host"]), "tag": kw["tag"]},
 )
 @transaction.atomic
 def host_tag_remove(
-    *, host: Host, tag: str, user: audit.Actor = None, ip_address: str | None = None
+    *,
+    host: Host | str,
+    tag: str,
+    user: audit.Actor = None,
+    ip_address: str | None = None,
 ) -> None:
+    host = host_get(host)
     HostTag.objects.filter(host=host, tag=tag).delete()

@@ -30,7 +30,6 @@ from pi_dashboard.alerts.models import (
     Silence,
 )
 from pi_dashboard.audit import audit
-from pi_dashboard.fleet.models import Host
 from pi_dashboard.lib.errors import DomainError
 from pi_dashboard.probes.views.common import page
 
@@ -270,13 +269,6 @@ def maintenance_delete(request: HttpRequest, window_id: int) -> HttpResponse:
     return redirect("alerts:silences")
 
 
-def _host(pi_id: str) -> Host:
-    host = Host.objects.filter(pi_id=pi_id.strip()).first()
-    if host is None:
-        raise DomainError(f"No host {pi_id!r}.", code="unknown_host")
-    return host
-
-
 @require_POST
 @role_required(Role.OPERATOR)
 def grace_save(request: HttpRequest) -> HttpResponse:
@@ -288,7 +280,7 @@ def grace_save(request: HttpRequest) -> HttpResponse:
     c = form.cleaned_data
     try:
         services.grace_set(
-            host=_host(c["host"]) if c["host"] else None,
+            host=c["host"] or None,
             tag=c["tag"] or "",
             late_seconds=c["late_seconds"],
             down_seconds=c["down_seconds"],
@@ -320,12 +312,8 @@ def host_tag(request: HttpRequest) -> HttpResponse:
     c = form.cleaned_data
     remove = request.POST.get("remove") == "1"
     try:
-        host = _host(c["host"])
-        who = audit.who(request)
-        if remove:
-            services.host_tag_remove(host=host, tag=c["tag"], **who)
-        else:
-            services.host_tag_add(host=host, tag=c["tag"], **who)
+        change = services.host_tag_remove if remove else services.host_tag_add
+        change(host=c["host"], tag=c["tag"], **audit.who(request))
         messages.success(request, f"Tag {c['tag']} {'removed' if remove else 'added'}.")
     except DomainError as exc:
         messages.error(request, exc.detail)

@@ -115,3 +115,18 @@ def test_alert_changes_made_by_service_calls_are_audited(db: None) -> None:
     ]
     created = AuditEntry.objects.filter(action="alerts.channel.save").earliest("id")
     assert created.detail["channel"] == channel_id
+
+
+def test_a_tag_on_an_unknown_host_is_refused_and_audited(db: None) -> None:
+    from pi_dashboard.alerts import services as alert_services
+    from pi_dashboard.audit.models import AuditEntry, AuditOutcome
+    from pi_dashboard.lib.errors import DomainError
+
+    with pytest.raises(DomainError, match="No host"):
+        alert_services.host_tag_add(host="no-such-host", tag="gpu")
+    entry = AuditEntry.objects.get(action="alerts.tag.add")
+    assert (entry.outcome, entry.detail["code"]) == (
+        AuditOutcome.REFUSED,
+        "unknown_host",
+    )
+    assert entry.detail["host"] == "no-such-host"
