@@ -6,6 +6,7 @@ Celery's default; and a fixed name, which beat's stored schedules rely on.
 """
 
 import os
+from typing import Any
 
 from celery import Celery
 from celery.signals import task_prerun
@@ -15,6 +16,17 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "pi_dashboard.settings")
 app = Celery("pi_dashboard")
 app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks()
+
+
+def send_by_name(name: str, args: tuple[Any, ...], **options: Any) -> None:
+    """Send a task by its name, so a service need not import the tasks module that
+    imports it (an import circle); in eager mode run it inline, as delay() would."""
+    if app.conf.task_always_eager:
+        # send_task ignores eager mode.
+        app.loader.import_default_modules()
+        app.tasks[name].apply_async(args, **options)
+        return
+    app.send_task(name, args, **options)
 
 
 @task_prerun.connect

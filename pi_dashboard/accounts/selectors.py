@@ -1,10 +1,8 @@
-"""Reads of users, their API tokens, and agents (for the admins' pages)."""
+"""Reads of users and their API tokens (for the admins' pages)."""
 
 from django.contrib.auth.models import User
-from django.db.models import F
 
 from pi_dashboard.accounts.models import ApiToken
-from pi_dashboard.fleet.models import Agent
 
 
 def api_token_list(*, user: User) -> list[ApiToken]:
@@ -12,12 +10,6 @@ def api_token_list(*, user: User) -> list[ApiToken]:
     return list(
         ApiToken.objects.filter(user=user).order_by("revoked_at", "-created_at")
     )
-
-
-def agent_list() -> list[Agent]:
-    """Every agent, active ones first, by name, with the host each reports."""
-    active_first = F("revoked_at").asc(nulls_first=True)
-    return list(Agent.objects.select_related("host").order_by(active_first, "name"))
 
 
 def user_list() -> list[User]:

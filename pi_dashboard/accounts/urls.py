@@ -1,6 +1,6 @@
 from django.urls import path
 
-from pi_dashboard.accounts import agent_token_views, user_views, views
+from pi_dashboard.accounts import user_views, views
 
 app_name = "accounts"
 urlpatterns = [
@@ -23,16 +23,5 @@ urlpatterns = [
         user_views.user_active,
         {"is_active": True},
         name="user_activate",
-    ),
-    path("agents/", agent_token_views.agents, name="agents"),
-    path(
-        "agents/<uuid:agent_id>/rotate/",
-        agent_token_views.agent_rotate,
-        name="agent_rotate",
-    ),
-    path(
-        "agents/<uuid:agent_id>/revoke/",
-        agent_token_views.agent_revoke,
-        name="agent_revoke",
     ),
 ]

@@ -8,7 +8,6 @@ operators change rules and acknowledge. Every change is audited.
 from datetime import UTC, datetime
 from typing import Any
 
-from django.contrib.auth.models import User
 from django.http import HttpRequest
 from django.utils import timezone
 from ninja import Query, Router, Status
@@ -26,9 +25,9 @@ from pi_dashboard.alerts.schemas import (
     RuleOut,
     RulePatch,
 )
+from pi_dashboard.audit import audit
 from pi_dashboard.lib.errors import DomainError, NotFound
 from pi_dashboard.lib.schemas import ErrorOut
-from pi_dashboard.probes.audit import audited
 from pi_dashboard.probes.schemas import ValidationErrorOut
 
 router = Router(tags=["alerts"], auth=operator_auth)
@@ -85,9 +84,9 @@ def create_rule(request: HttpRequest, payload: RuleIn) -> Any:
     require_role(request, Role.OPERATOR, action="api:create_alert_rule")
     data = payload.dict()
     channel_ids = data.pop("channel_ids")
-    with audited(request, "alerts.rule.save", name=payload.name) as info:
-        rule = services.rule_save(rule=None, data=data, channel_ids=channel_ids)
-        info["rule"] = rule.pk
+    rule = services.rule_save(
+        rule=None, data=data, channel_ids=channel_ids, **audit.who(request)
+    )
     return Status(201, rule_out(rule))
 
 
@@ -104,8 +103,9 @@ def update_rule(request: HttpRequest, rule_id: int, payload: RulePatch) -> Any:
     rule = _rule(rule_id)
     data = {k: v for k, v in payload.dict().items() if v is not None}
     channel_ids = data.pop("channel_ids", None)
-    with audited(request, "alerts.rule.save", rule=rule.pk):
-        rule = services.rule_save(rule=rule, data=data, channel_ids=channel_ids)
+    rule = services.rule_save(
+        rule=rule, data=data, channel_ids=channel_ids, **audit.who(request)
+    )
     return rule_out(_rule(rule.pk))
 
 
@@ -114,8 +114,7 @@ def delete_rule(request: HttpRequest, rule_id: int) -> Any:
     """Delete a rule and its alerts' history (operator)."""
     require_role(request, Role.OPERATOR, action="api:delete_alert_rule")
     rule = _rule(rule_id)
-    with audited(request, "alerts.rule.delete", rule=rule.pk, name=rule.name):
-        services.rule_delete(rule=rule)
+    services.rule_delete(rule=rule, **audit.who(request))
     return Status(204, None)
 
 
@@ -143,9 +142,7 @@ def acknowledge_alert(request: HttpRequest, alert_id: int) -> Any:
     """Acknowledge a firing alert (operator); 409 when it is not firing."""
     require_role(request, Role.OPERATOR, action="api:acknowledge_alert")
     alert = _alert(alert_id)
-    user = request.user if isinstance(request.user, User) else None
-    with audited(request, "alerts.alert.acknowledge", alert=alert.pk):
-        alert = services.alert_acknowledge(alert=alert, user=user)
+    alert = services.alert_acknowledge(alert=alert, **audit.who(request))
     return alert_out(alert)
 
 
@@ -176,15 +173,7 @@ def _window_save(
 ) -> MaintenanceWindow:
     data = payload.dict()
     data["starts_at"], data["ends_at"] = _utc(data["starts_at"]), _utc(data["ends_at"])
-    with audited(
-        request,
-        "alerts.maintenance.save",
-        window=window.pk if window else None,
-        name=payload.name,
-    ) as info:
-        window = services.maintenance_save(window=window, **data)
-        info["window"] = window.pk
-    return window
+    return services.maintenance_save(window=window, **data, **audit.who(request))
 
 
 @router.get("/maintenance-windows", response={200: list[MaintenanceOut], **ERRORS})
@@ -224,8 +213,5 @@ def update_maintenance_window(
 def delete_maintenance_window(request: HttpRequest, window_id: int) -> Any:
     require_role(request, Role.OPERATOR, action="api:delete_maintenance_window")
     window = _window(window_id)
-    with audited(
-        request, "alerts.maintenance.delete", window=window.pk, name=window.name
-    ):
-        services.maintenance_delete(window=window)
+    services.maintenance_delete(window=window, **audit.who(request))
     return Status(204, None)

@@ -251,7 +251,8 @@ def rule_evictions(w: Window, names: Names) -> list[Observation]:
 
 
 def text_protocol_demoted(w: Window, names: Names) -> list[Observation]:
-    # pi demotes a text protocol that stopped parsing to `none` (reference §7.7).
+    # pi demotes a text protocol that stopped parsing to `none` (docs/pi-host-data.md
+    # §7.7).
     demoted = Change.objects.filter(
         kind=ChangeKind.VERDICT_CHANGED, before__status="text-protocol"
     ).exclude(after__status="text-protocol")

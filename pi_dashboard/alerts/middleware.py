@@ -4,7 +4,7 @@ from collections.abc import Callable
 
 from django.http import HttpRequest, HttpResponse
 
-from pi_dashboard.alerts import metrics
+from pi_dashboard.lib import counters
 
 
 class RequestMetricsMiddleware:
@@ -13,7 +13,7 @@ class RequestMetricsMiddleware:
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
         response = self.get_response(request)
-        metrics.count(
+        counters.count(
             "pi_dashboard_http_requests",
             {
                 "method": request.method or "",

@@ -8,6 +8,7 @@ and the suppressed notification is kept, visibly, as `suppressed`.
 """
 
 import logging
+import os
 from collections import defaultdict
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -27,11 +28,18 @@ from pi_dashboard.alerts.models import (
     Silence,
 )
 from pi_dashboard.alerts.scopes import Subject, scope_covers
+from pi_dashboard.audit import audit
+from pi_dashboard.celery import send_by_name
 from pi_dashboard.lib.errors import DomainError
 from pi_dashboard.probes import crypto
-from pi_dashboard.probes.notify import dashboard_url
 
 log = logging.getLogger(__name__)
+
+
+def dashboard_url(path: str) -> str:
+    """An absolute link to the dashboard when PI_DASHBOARD_URL says where it is."""
+    base = os.environ.get("PI_DASHBOARD_URL", "").rstrip("/")
+    return f"{base}{path}" if base else path
 
 
 def url_hint(url: str) -> str:
@@ -173,16 +181,19 @@ def notifications_queue_many(
     return [n.pk for n in queued]
 
 
+NOTIFICATION_SEND_TASK = "pi_dashboard.alerts.tasks.notification_send"
+NOTIFICATIONS_SEND_TASK = "pi_dashboard.alerts.tasks.notifications_send"
+
+
 def _enqueue(batches: list[list[int]]) -> None:
     """One task per channel: a slow or broken channel holds up only its own
-    messages, and a storm of thousands costs one broker message per channel."""
-    from pi_dashboard.alerts import tasks
-
+    messages, and a storm of thousands costs one broker message per channel.
+    By name: tasks.py imports this module."""
     for ids in batches:
         if len(ids) == 1:
-            tasks.notification_send.delay(ids[0])
+            send_by_name(NOTIFICATION_SEND_TASK, (ids[0],))
         else:
-            tasks.notifications_send.delay(ids)
+            send_by_name(NOTIFICATIONS_SEND_TASK, (ids,))
 
 
 def apprise_send(url: str, title: str, body: str) -> str:
@@ -236,7 +247,14 @@ def _deliver(n: Notification) -> str:
 
 
 @transaction.atomic
-def channel_send_test(*, channel: Channel) -> str:
+@audit.audits(
+    "alerts.channel.test",
+    lambda kw: {"channel": kw["channel"].pk, "name": kw["channel"].name},
+    result_key="error",
+)
+def channel_send_test(
+    *, channel: Channel, user: audit.Actor = None, ip_address: str | None = None
+) -> str:
     """Send a test message now, through the same path; '' on success."""
     n = Notification.objects.create(
         channel=channel,

@@ -1,6 +1,6 @@
 """Writes of the alerts app: rules, channels, silences, maintenance, grace, tags,
-acknowledgements. Evaluation is `evaluation.alerts_evaluate`, delivery
-`notifying.notification_send`."""
+acknowledgements; each audits itself (`audit.audits`), whoever calls it.
+Evaluation is `evaluation.alerts_evaluate`, delivery `notifying.notification_send`."""
 
 from datetime import datetime, time
 from typing import Any
@@ -24,6 +24,7 @@ from pi_dashboard.alerts.models import (
     Signal,
     Silence,
 )
+from pi_dashboard.audit import audit
 from pi_dashboard.fleet.models import Host
 from pi_dashboard.lib.errors import Conflict, DomainError, NotFound
 from pi_dashboard.probes import crypto
@@ -76,9 +77,37 @@ def rule_validate(data: dict[str, Any]) -> None:
         raise DomainError("The threshold cannot be negative.", code="invalid_threshold")
 
 
+def host_get(host: Host | str) -> Host:
+    """A Host, or the one a pi host id names; unknown_host when none does."""
+    if isinstance(host, Host):
+        return host
+    found = Host.objects.filter(pi_id=host.strip()).first()
+    if found is None:
+        raise DomainError(f"No host {host!r}.", code="unknown_host")
+    return found
+
+
+def host_named(host: Host | str | None) -> str:
+    """The pi host id for an audit entry, whether given as a Host or as its id."""
+    return host.pi_id if isinstance(host, Host) else (host or "")
+
+
+@audit.audits(
+    "alerts.rule.save",
+    lambda kw: {
+        "name": kw["data"].get("name") or (kw["rule"].name if kw["rule"] else ""),
+        "rule": kw["rule"].pk if kw["rule"] else None,
+    },
+    result_key="rule",
+)
 @transaction.atomic
 def rule_save(
-    *, rule: AlertRule | None, data: dict[str, Any], channel_ids: list[int] | None
+    *,
+    rule: AlertRule | None,
+    data: dict[str, Any],
+    channel_ids: list[int] | None,
+    user: audit.Actor = None,
+    ip_address: str | None = None,
 ) -> AlertRule:
     """Create (rule None) or change a rule; channel_ids None keeps its channels."""
     merged = {f: getattr(rule, f) for f in RULE_FIELDS} if rule else {}
@@ -106,14 +135,30 @@ def rule_save(
     return rule
 
 
+@audit.audits(
+    "alerts.rule.delete", lambda kw: {"rule": kw["rule"].pk, "name": kw["rule"].name}
+)
 @transaction.atomic
-def rule_delete(*, rule: AlertRule) -> None:
+def rule_delete(
+    *, rule: AlertRule, user: audit.Actor = None, ip_address: str | None = None
+) -> None:
     rule.delete()
 
 
+@audit.audits(
+    "alerts.channel.save",
+    lambda kw: {"name": kw["name"], "url_changed": bool(kw["url"])},
+    result_key="channel",
+)
 @transaction.atomic
 def channel_save(
-    *, channel: Channel | None, name: str, url: str | None, is_enabled: bool
+    *,
+    channel: Channel | None,
+    name: str,
+    url: str | None,
+    is_enabled: bool,
+    user: audit.Actor = None,
+    ip_address: str | None = None,
 ) -> Channel:
     """Create or change a channel; url None keeps the stored one."""
     if not name.strip():
@@ -137,11 +182,27 @@ def channel_save(
     return channel
 
 
+@audit.audits(
+    "alerts.channel.delete",
+    lambda kw: {"channel": kw["channel"].pk, "name": kw["channel"].name},
+)
 @transaction.atomic
-def channel_delete(*, channel: Channel) -> None:
+def channel_delete(
+    *, channel: Channel, user: audit.Actor = None, ip_address: str | None = None
+) -> None:
     channel.delete()
 
 
+@audit.audits(
+    "alerts.silence.create",
+    lambda kw: {
+        "rule": kw["rule"].pk if kw["rule"] else None,
+        "scope_kind": kw["scope_kind"],
+        "scope_value": kw["scope_value"],
+        "ends_at": kw["ends_at"].isoformat(),
+    },
+    result_key="silence",
+)
 @transaction.atomic
 def silence_create(
     *,
@@ -152,6 +213,8 @@ def silence_create(
     reason: str,
     actor: str,
     starts_at: datetime | None = None,
+    user: audit.Actor = None,
+    ip_address: str | None = None,
 ) -> Silence:
     _scope_check(scope_kind, scope_value)
     starts_at = starts_at or timezone.now()
@@ -168,14 +231,20 @@ def silence_create(
     )
 
 
+@audit.audits("alerts.silence.end", lambda kw: {"silence": kw["silence"].pk})
 @transaction.atomic
-def silence_end(*, silence: Silence) -> None:
+def silence_end(
+    *, silence: Silence, user: audit.Actor = None, ip_address: str | None = None
+) -> None:
     now = timezone.now()
     if silence.ends_at > now:
         silence.ends_at = max(now, silence.starts_at)
         silence.save(update_fields=["ends_at"])
 
 
+@audit.audits(
+    "alerts.maintenance.save", lambda kw: {"name": kw["name"]}, result_key="window"
+)
 @transaction.atomic
 def maintenance_save(
     *,
@@ -188,6 +257,8 @@ def maintenance_save(
     weekdays: list[int] | None = None,
     start_time: time | None = None,
     duration_minutes: int = 0,
+    user: audit.Actor = None,
+    ip_address: str | None = None,
 ) -> MaintenanceWindow:
     if not name.strip():
         raise DomainError("Give the window a name.", code="invalid_name")
@@ -222,13 +293,25 @@ def maintenance_save(
     return window
 
 
+@audit.audits(
+    "alerts.maintenance.delete",
+    lambda kw: {"window": kw["window"].pk, "name": kw["window"].name},
+)
 @transaction.atomic
-def maintenance_delete(*, window: MaintenanceWindow) -> None:
+def maintenance_delete(
+    *,
+    window: MaintenanceWindow,
+    user: audit.Actor = None,
+    ip_address: str | None = None,
+) -> None:
     window.delete()
 
 
+@audit.audits("alerts.alert.acknowledge", lambda kw: {"alert": kw["alert"].pk})
 @transaction.atomic
-def alert_acknowledge(*, alert: Alert, user: User | None) -> Alert:
+def alert_acknowledge(
+    *, alert: Alert, user: User | None, ip_address: str | None = None
+) -> Alert:
     if alert.state != AlertState.FIRING:
         raise Conflict("Only a firing alert can be acknowledged.", code="not_firing")
     if alert.acknowledged_at is None:
@@ -245,11 +328,24 @@ def alert_acknowledge(*, alert: Alert, user: User | None) -> Alert:
     return alert
 
 
+@audit.audits(
+    "alerts.grace.set",
+    lambda kw: {"host": host_named(kw["host"]), "tag": kw["tag"]},
+    result_key="grace",
+)
 @transaction.atomic
 def grace_set(
-    *, host: Host | None, tag: str, late_seconds: int, down_seconds: int
+    *,
+    host: Host | str | None,
+    tag: str,
+    late_seconds: int,
+    down_seconds: int,
+    user: audit.Actor = None,
+    ip_address: str | None = None,
 ) -> LivenessGrace:
-    """Set the late/down grace of one host or one tag (replacing the previous)."""
+    """Set the late/down grace of one host or one tag (replacing the previous);
+    `host` is a Host or a pi host id."""
+    host = host_get(host) if host else None
     if (host is None) == (not tag.strip()):
         raise DomainError("Give a host or a tag, not both.", code="invalid_target")
     if not 1 <= late_seconds < down_seconds:
@@ -264,13 +360,26 @@ def grace_set(
     return grace
 
 
+@audit.audits("alerts.grace.delete", lambda kw: {"grace": kw["grace"].pk})
 @transaction.atomic
-def grace_delete(*, grace: LivenessGrace) -> None:
+def grace_delete(
+    *, grace: LivenessGrace, user: audit.Actor = None, ip_address: str | None = None
+) -> None:
     grace.delete()
 
 
+@audit.audits(
+    "alerts.tag.add", lambda kw: {"host": host_named(kw["host"]), "tag": kw["tag"]}
+)
 @transaction.atomic
-def host_tag_add(*, host: Host, tag: str) -> HostTag:
+def host_tag_add(
+    *,
+    host: Host | str,
+    tag: str,
+    user: audit.Actor = None,
+    ip_address: str | None = None,
+) -> HostTag:
+    host = host_get(host)
     tag = tag.strip()
     if not tag or len(tag) > 64:
         raise DomainError("A tag is 1 to 64 characters.", code="invalid_tag")
@@ -281,6 +390,17 @@ def host_tag_add(*, host: Host, tag: str) -> HostTag:
         return HostTag.objects.get(host=host, tag=tag)
 
 
+@audit.audits(
+    "alerts.tag.remove",
+    lambda kw: {"host": host_named(kw["host"]), "tag": kw["tag"]},
+)
 @transaction.atomic
-def host_tag_remove(*, host: Host, tag: str) -> None:
+def host_tag_remove(
+    *,
+    host: Host | str,
+    tag: str,
+    user: audit.Actor = None,
+    ip_address: str | None = None,
+) -> None:
+    host = host_get(host)
     HostTag.objects.filter(host=host, tag=tag).delete()

@@ -28,7 +28,8 @@ def _worker_ready(**kwargs: Any) -> None:
 
 @task_postrun.connect
 def _task_done(state: str | None = None, task: Any = None, **kwargs: Any) -> None:
-    from pi_dashboard.alerts import health, metrics
+    from pi_dashboard.alerts import health
+    from pi_dashboard.lib import counters
 
     health.worker_seen()
-    metrics.task_outcome(getattr(task, "name", "?"), state or "UNKNOWN")
+    counters.task_outcome(getattr(task, "name", "?"), state or "UNKNOWN")

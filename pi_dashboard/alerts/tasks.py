@@ -2,12 +2,11 @@
 
 from typing import Any
 
-from celery import shared_task
-
 from pi_dashboard.alerts import evaluation, health, notifying
+from pi_dashboard.celery import app
 
 
-@shared_task(name="pi_dashboard.alerts.tasks.alerts_evaluate")
+@app.task(name="pi_dashboard.alerts.tasks.alerts_evaluate")
 def alerts_evaluate() -> dict[str, Any]:
     health.beat_tick()
     result = evaluation.alerts_evaluate()
@@ -20,12 +19,12 @@ def alerts_evaluate() -> dict[str, Any]:
     }
 
 
-@shared_task(name="pi_dashboard.alerts.tasks.notification_send")
+@app.task(name=notifying.NOTIFICATION_SEND_TASK)
 def notification_send(notification_id: int) -> str:
     return notifying.notification_send(notification_id=notification_id)
 
 
-@shared_task(name="pi_dashboard.alerts.tasks.notifications_send")
+@app.task(name=notifying.NOTIFICATIONS_SEND_TASK)
 def notifications_send(notification_ids: list[int]) -> int:
     """One channel's notifications of a cycle, in order; how many failed."""
     return sum(

@@ -29,10 +29,9 @@ from pi_dashboard.alerts.models import (
     MaintenanceWindow,
     Silence,
 )
-from pi_dashboard.fleet.models import Host
+from pi_dashboard.audit import audit
 from pi_dashboard.lib.errors import DomainError
-from pi_dashboard.probes.audit import audited
-from pi_dashboard.probes.views.common import page, user_of
+from pi_dashboard.probes.views.common import page
 
 
 @require_GET
@@ -56,8 +55,7 @@ def alert_list(request: HttpRequest) -> HttpResponse:
 def alert_ack(request: HttpRequest, alert_id: int) -> HttpResponse:
     alert = get_object_or_404(Alert, pk=alert_id)
     try:
-        with audited(request, "alerts.alert.acknowledge", alert=alert.pk):
-            services.alert_acknowledge(alert=alert, user=user_of(request))
+        services.alert_acknowledge(alert=alert, **audit.who(request))
         messages.success(request, f"Acknowledged {alert.rule.name}: {alert.label}.")
     except DomainError as exc:
         messages.error(request, exc.detail)
@@ -90,13 +88,12 @@ def rule_form(request: HttpRequest, rule_id: int | None = None) -> HttpResponse:
     if form.is_valid():
         c = form.cleaned_data
         try:
-            with audited(request, "alerts.rule.save", name=c["name"]) as info:
-                saved = services.rule_save(
-                    rule=rule,
-                    data=_rule_data(c),
-                    channel_ids=[ch.pk for ch in c["channels"]],
-                )
-                info["rule"] = saved.pk
+            saved = services.rule_save(
+                rule=rule,
+                data=_rule_data(c),
+                channel_ids=[ch.pk for ch in c["channels"]],
+                **audit.who(request),
+            )
             messages.success(request, f"Saved rule {saved.name}.")
             return redirect("alerts:rules")
         except DomainError as exc:
@@ -108,8 +105,7 @@ def rule_form(request: HttpRequest, rule_id: int | None = None) -> HttpResponse:
 @role_required(Role.OPERATOR)
 def rule_delete(request: HttpRequest, rule_id: int) -> HttpResponse:
     rule = get_object_or_404(AlertRule, pk=rule_id)
-    with audited(request, "alerts.rule.delete", name=rule.name):
-        services.rule_delete(rule=rule)
+    services.rule_delete(rule=rule, **audit.who(request))
     messages.success(request, f"Deleted rule {rule.name}.")
     return redirect("alerts:rules")
 
@@ -141,13 +137,13 @@ def channel_form(request: HttpRequest, channel_id: int | None = None) -> HttpRes
     if form.is_valid():
         c = form.cleaned_data
         try:
-            with audited(request, "alerts.channel.save", name=c["name"]):
-                services.channel_save(
-                    channel=channel,
-                    name=c["name"],
-                    url=c["url"] or None,
-                    is_enabled=c["is_enabled"],
-                )
+            services.channel_save(
+                channel=channel,
+                name=c["name"],
+                url=c["url"] or None,
+                is_enabled=c["is_enabled"],
+                **audit.who(request),
+            )
             messages.success(request, f"Saved channel {c['name']}.")
             return redirect("alerts:channels")
         except DomainError as exc:
@@ -161,8 +157,7 @@ def channel_form(request: HttpRequest, channel_id: int | None = None) -> HttpRes
 @role_required(Role.OPERATOR)
 def channel_delete(request: HttpRequest, channel_id: int) -> HttpResponse:
     channel = get_object_or_404(Channel, pk=channel_id)
-    with audited(request, "alerts.channel.delete", name=channel.name):
-        services.channel_delete(channel=channel)
+    services.channel_delete(channel=channel, **audit.who(request))
     messages.success(request, f"Deleted channel {channel.name}.")
     return redirect("alerts:channels")
 
@@ -171,9 +166,7 @@ def channel_delete(request: HttpRequest, channel_id: int) -> HttpResponse:
 @role_required(Role.OPERATOR)
 def channel_test(request: HttpRequest, channel_id: int) -> HttpResponse:
     channel = get_object_or_404(Channel, pk=channel_id)
-    with audited(request, "alerts.channel.test", name=channel.name) as info:
-        error = notifying.channel_send_test(channel=channel)
-        info["error"] = error
+    error = notifying.channel_send_test(channel=channel, **audit.who(request))
     if error:
         messages.error(request, f"Test to {channel.name} failed: {error}")
     else:
@@ -195,15 +188,15 @@ def silence_list(request: HttpRequest) -> HttpResponse:
         if form.is_valid():
             c = form.cleaned_data
             try:
-                with audited(request, "alerts.silence.create", hours=c["hours"]):
-                    services.silence_create(
-                        rule=c["rule"],
-                        scope_kind=c["scope_kind"],
-                        scope_value=c["scope_value"] or "",
-                        ends_at=timezone.now() + timedelta(hours=c["hours"]),
-                        reason=c["reason"] or "",
-                        actor=request.user.get_username(),
-                    )
+                services.silence_create(
+                    rule=c["rule"],
+                    scope_kind=c["scope_kind"],
+                    scope_value=c["scope_value"] or "",
+                    ends_at=timezone.now() + timedelta(hours=c["hours"]),
+                    reason=c["reason"] or "",
+                    actor=request.user.get_username(),
+                    **audit.who(request),
+                )
                 messages.success(request, "Silence created.")
                 return redirect("alerts:silences")
             except DomainError as exc:
@@ -233,8 +226,7 @@ def silence_list(request: HttpRequest) -> HttpResponse:
 @role_required(Role.OPERATOR)
 def silence_end(request: HttpRequest, silence_id: int) -> HttpResponse:
     silence = get_object_or_404(Silence, pk=silence_id)
-    with audited(request, "alerts.silence.end", silence=silence.pk):
-        services.silence_end(silence=silence)
+    services.silence_end(silence=silence, **audit.who(request))
     messages.success(request, "Silence ended.")
     return redirect("alerts:silences")
 
@@ -248,23 +240,18 @@ def _maintenance_save(
         return False
     c = form.cleaned_data
     try:
-        with audited(
-            request,
-            "alerts.maintenance.save",
-            window=window.pk if window else None,
+        services.maintenance_save(
+            window=window,
             name=c["name"],
-        ):
-            services.maintenance_save(
-                window=window,
-                name=c["name"],
-                scope_kind=c["scope_kind"],
-                scope_value=c["scope_value"] or "",
-                starts_at=c["starts_at"],
-                ends_at=c["ends_at"],
-                weekdays=c["weekdays"],
-                start_time=c["start_time"],
-                duration_minutes=c["duration_minutes"] or 0,
-            )
+            scope_kind=c["scope_kind"],
+            scope_value=c["scope_value"] or "",
+            starts_at=c["starts_at"],
+            ends_at=c["ends_at"],
+            weekdays=c["weekdays"],
+            start_time=c["start_time"],
+            duration_minutes=c["duration_minutes"] or 0,
+            **audit.who(request),
+        )
     except DomainError as exc:
         form.add_error(None, exc.detail)
         return False
@@ -308,17 +295,9 @@ def maintenance_edit(request: HttpRequest, window_id: int) -> HttpResponse:
 @role_required(Role.OPERATOR)
 def maintenance_delete(request: HttpRequest, window_id: int) -> HttpResponse:
     window = get_object_or_404(MaintenanceWindow, pk=window_id)
-    with audited(request, "alerts.maintenance.delete", name=window.name):
-        services.maintenance_delete(window=window)
+    services.maintenance_delete(window=window, **audit.who(request))
     messages.success(request, f"Deleted maintenance window {window.name}.")
     return redirect("alerts:silences")
-
-
-def _host(pi_id: str) -> Host:
-    host = Host.objects.filter(pi_id=pi_id.strip()).first()
-    if host is None:
-        raise DomainError(f"No host {pi_id!r}.", code="unknown_host")
-    return host
 
 
 @require_POST
@@ -331,13 +310,13 @@ def grace_save(request: HttpRequest) -> HttpResponse:
         return redirect("alerts:silences")
     c = form.cleaned_data
     try:
-        with audited(request, "alerts.grace.set", host=c["host"], tag=c["tag"]):
-            services.grace_set(
-                host=_host(c["host"]) if c["host"] else None,
-                tag=c["tag"] or "",
-                late_seconds=c["late_seconds"],
-                down_seconds=c["down_seconds"],
-            )
+        services.grace_set(
+            host=c["host"] or None,
+            tag=c["tag"] or "",
+            late_seconds=c["late_seconds"],
+            down_seconds=c["down_seconds"],
+            **audit.who(request),
+        )
         messages.success(request, "Liveness grace saved.")
     except DomainError as exc:
         messages.error(request, exc.detail)
@@ -348,8 +327,7 @@ def grace_save(request: HttpRequest) -> HttpResponse:
 @role_required(Role.OPERATOR)
 def grace_delete(request: HttpRequest, grace_id: int) -> HttpResponse:
     grace = get_object_or_404(LivenessGrace, pk=grace_id)
-    with audited(request, "alerts.grace.delete", grace=grace.pk):
-        services.grace_delete(grace=grace)
+    services.grace_delete(grace=grace, **audit.who(request))
     messages.success(request, "Liveness grace removed: the default applies.")
     return redirect("alerts:silences")
 
@@ -365,12 +343,8 @@ def host_tag(request: HttpRequest) -> HttpResponse:
     c = form.cleaned_data
     remove = request.POST.get("remove") == "1"
     try:
-        with audited(request, "alerts.tag.set", host=c["host"], tag=c["tag"]):
-            host = _host(c["host"])
-            if remove:
-                services.host_tag_remove(host=host, tag=c["tag"])
-            else:
-                services.host_tag_add(host=host, tag=c["tag"])
+        change = services.host_tag_remove if remove else services.host_tag_add
+        change(host=c["host"], tag=c["tag"], **audit.who(request))
         messages.success(request, f"Tag {c['tag']} {'removed' if remove else 'added'}.")
     except DomainError as exc:
         messages.error(request, exc.detail)

@@ -5,8 +5,9 @@ the log imports none of them.
 """
 
 import contextlib
-from collections.abc import Iterator
-from typing import Any, cast
+import functools
+from collections.abc import Callable, Iterator
+from typing import Any, ParamSpec, TypeVar, cast
 
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser, User
 from django.db import models
@@ -17,10 +18,21 @@ from pi_dashboard.lib import jsonsafe
 from pi_dashboard.lib.errors import DomainError
 
 Actor = AbstractBaseUser | AnonymousUser | None
+P = ParamSpec("P")
+R = TypeVar("R")
 
 
 def client_ip(request: HttpRequest) -> str | None:
     return request.META.get("REMOTE_ADDR") or None
+
+
+def who(request: HttpRequest) -> dict[str, Any]:
+    """The `user` and `ip_address` a self-auditing service takes, from a request."""
+    user = getattr(request, "user", None)
+    return {
+        "user": user if isinstance(user, User) and user.is_authenticated else None,
+        "ip_address": client_ip(request),
+    }
 
 
 def actor_label(request: HttpRequest) -> str:
@@ -155,6 +167,41 @@ def audited(
         detail=info,
         ip_address=ip_address,
     )
+
+
+def audits(
+    action: str | Callable[[dict[str, Any]], str],
+    describe: Callable[[dict[str, Any]], dict[str, Any]] = lambda kw: {},
+    *,
+    result_key: str = "",
+) -> Callable[[Callable[P, R]], Callable[P, R]]:
+    """Make a keyword-only service audit itself, whoever calls it (page, API, task).
+
+    The service takes `user` (the actor; None is the system) and `ip_address`;
+    `describe` turns its arguments into the entry's detail, before the call (a
+    delete has no pk after it); `result_key` adds what it returned (a row's pk). Put it
+    above `@transaction.atomic`, so a refusal is written after the rollback.
+    """
+
+    def decorate(service: Callable[P, R]) -> Callable[P, R]:
+        @functools.wraps(service)
+        def audited_service(*args: P.args, **kwargs: P.kwargs) -> R:
+            with audited(
+                actor=cast(Actor, kwargs.get("user")),
+                action=action if isinstance(action, str) else action(kwargs),
+                ip_address=cast(str | None, kwargs.get("ip_address")),
+                **describe(kwargs),
+            ) as info:
+                result = service(*args, **kwargs)
+                if result_key:
+                    info[result_key] = (
+                        result.pk if isinstance(result, models.Model) else result
+                    )
+            return result
+
+        return audited_service
+
+    return decorate
 
 
 def _pk(row: models.Model | None) -> Any:

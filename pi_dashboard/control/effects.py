@@ -1,9 +1,9 @@
 """What a command changes in pi's stored entry, read from the entry itself.
 
 Pure functions over one `hosts[<host>][<model>]` entry of `model-adaptation.json`
-(reference §1.4, §1.5), read through `fleet/entry.py`. They decide both whether a
-command makes sense (is the rule there to remove?) and whether a newer snapshot
-shows that it took effect.
+(docs/pi-host-data.md §1.4, §1.5), read through `fleet/entry.py`. They decide both
+whether a command makes sense (is the rule there to remove?) and whether a newer
+snapshot shows that it took effect.
 """
 
 from typing import Any
@@ -11,7 +11,6 @@ from typing import Any
 from django.utils.dateparse import parse_datetime
 
 from pi_dashboard.control.models import Command, CommandKind
-from pi_dashboard.fleet import adaptation
 from pi_dashboard.fleet import entry as entry_format
 
 # The entry's readers, re-exported: control.services checks a command against them.
@@ -50,28 +49,3 @@ def baseline(kind: str, entry: dict[str, Any]) -> dict[str, Any]:
         at = probed_at(entry)
         return {"probed_at": at.isoformat() if at is not None else None}
     return {}
-
-
-def nothing_removed_reason(command: Any) -> str:
-    """Why pi answered `removed: false`, from the entry as it was at creation.
-
-    pi's mutation first prunes every expired or ineffective rule of the model, so
-    a rule due for retirement is gone before the removal looks for it.
-    """
-    base = command.baseline if isinstance(command.baseline, dict) else {}
-    rule = base.get("rule")
-    if not isinstance(rule, dict):
-        return "the rule was not there when the agent applied the command."
-    when = command.finished_at or command.created_at
-    if adaptation.rule_is_expired(rule, now=when):
-        return (
-            "pi had already pruned it as expired (not fired for "
-            f"{adaptation.RETIRE_AFTER.days} days)."
-        )
-    stats = base.get("stats")
-    if adaptation.efficacy_retires(stats if isinstance(stats, dict) else None):
-        return (
-            "pi had already pruned it as ineffective (its teach statistics show it "
-            "stopped helping)."
-        )
-    return "it was gone by the time the agent applied the command."

@@ -7,6 +7,7 @@ from django.conf import settings
 from django.db import models
 from django.utils import timezone
 
+from pi_dashboard.control import removal
 from pi_dashboard.fleet.models import Agent, Host, Model
 
 
@@ -130,10 +131,7 @@ class Command(models.Model):
     @property
     def nothing_to_remove_reason(self) -> str:
         """Why pi removed nothing (its ack said `removed: false`)."""
-        # Deferred: effects reads commands, so it imports this module.
-        from pi_dashboard.control.effects import nothing_removed_reason
-
-        return nothing_removed_reason(self)
+        return removal.nothing_removed_reason(self)
 
     @property
     def is_settled(self) -> bool:

@@ -1,4 +1,4 @@
-"""Request and response bodies of the control API (protocol.md, "Commands")."""
+"""Request and response bodies of the control API (docs/protocol.md, "Commands")."""
 
 import uuid
 from datetime import datetime
@@ -9,7 +9,7 @@ from pydantic import Field
 
 from pi_dashboard.control.models import Command
 
-# The longest long-poll an agent may ask for (protocol.md: wait=0..25).
+# The longest long-poll an agent may ask for (docs/protocol.md: wait=0..25).
 MAX_WAIT_SECONDS = 25
 
 

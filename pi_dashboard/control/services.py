@@ -53,7 +53,7 @@ __all__ = [
     "removals_in_flight",
 ]
 
-# Parameters each kind takes (all required). The agent contract: protocol.md.
+# Parameters each kind takes (all required). The agent contract: docs/protocol.md.
 KIND_PARAMS: dict[str, tuple[str, ...]] = {
     CommandKind.REMOVE_RULE: ("mode",),
     CommandKind.FORGET_MODE: ("mode",),
@@ -270,7 +270,8 @@ def action_remove_rule(
 ) -> list[Command]:
     """Remove one rule; with `forget`, also clear the mode's teach statistics.
 
-    Without forgetting, pi re-adds the rule at the next recurrence (pitfalls §26).
+    Without forgetting, pi re-adds the rule at the next recurrence
+    (docs/pi-host-pitfalls.md §26).
     """
     kinds = [CommandKind.REMOVE_RULE] + ([CommandKind.FORGET_MODE] if forget else [])
     return _action(
@@ -288,7 +289,7 @@ def action_reset_protocol(
 ) -> list[Command]:
     """Reset the text-protocol calibration; with `reprobe`, probe again right after.
 
-    pi does not recalibrate by itself after a reset (pitfalls §2).
+    pi does not recalibrate by itself after a reset (docs/pi-host-pitfalls.md §2).
     """
     kinds = [CommandKind.RESET_PROTOCOL] + ([CommandKind.PROBE] if reprobe else [])
     return _action(

@@ -1,8 +1,10 @@
-"""pi's per-model adaptation rules, applied to one store entry (reference §1.5).
+"""pi's per-model adaptation rules, applied to one store entry (docs/pi-host-data.md
+§1.5).
 
 Only what the demo's simulated sessions trigger: pruning at the start of every
 mutation, teach-stat bumps and rule (re-)learning for repaired calls, the 5-rule
-cap, and perf samples (which bump `at` on every completion, pitfalls §13).
+cap, and perf samples (which bump `at` on every completion, docs/pi-host-pitfalls.md
+§13).
 """
 
 import random
@@ -17,7 +19,8 @@ Entry = dict[str, Any]
 
 EWMA_ALPHA = 0.3
 
-# The 16 modes' standing-rule texts, exactly as pi stores them (reference §5.3).
+# The 16 modes' standing-rule texts, exactly as pi stores them (docs/pi-host-data.md
+# §5.3).
 STANDING_RULES = {
     "nullOptionalDrop": "Optional field: omit, never null.",
     "nullRequiredBounce": "Required field: real value, never null.",
@@ -98,7 +101,7 @@ def record_perf_sample(entry: Entry, *, now_iso: str, rng: random.Random) -> Non
         perf[key] = (1 - EWMA_ALPHA) * base + EWMA_ALPHA * sample
     if "loadMs" in old:
         perf["loadMs"] = old["loadMs"]
-    # A rate sample drops firstProgressStall (pitfalls §33).
+    # A rate sample drops firstProgressStall (docs/pi-host-pitfalls.md §33).
     perf["samples"] = int(old.get("samples", 0)) + 1
     perf["updatedAt"] = now_iso
     profile["perf"] = perf

@@ -1,4 +1,5 @@
-"""Writing pi's state files the way pi writes them (reference §0.2, §2.1, §4.1).
+"""Writing pi's state files the way pi writes them (docs/pi-host-data.md §0.2, §2.1,
+§4.1).
 
 - `model-adaptation.json`: read-modify-write under a `<file>.lock` directory lock
   (proper-lockfile), then a temp sibling `<file>.<pid>.<uuid>.tmp` renamed over it.
@@ -34,7 +35,7 @@ class LockBusyError(RuntimeError):
 
 @dataclass(frozen=True)
 class Bounds:
-    """Rotation limits of one bounded JSONL file (reference §2.1, §3)."""
+    """Rotation limits of one bounded JSONL file (docs/pi-host-data.md §2.1, §3)."""
 
     high_bytes: int
     high_records: int
@@ -118,7 +119,7 @@ def append_records(path: Path, records: list[dict[str, Any]], bounds: Bounds) ->
 
 def keep_newest(lines: list[bytes], bounds: Bounds) -> bytes:
     """The newest lines within the low-water size and the record cap; the newest
-    line is always kept (reference §2.1)."""
+    line is always kept (docs/pi-host-data.md §2.1)."""
     kept: list[bytes] = []
     size = 0
     for line in reversed(lines):
@@ -133,7 +134,8 @@ def keep_newest(lines: list[bytes], bounds: Bounds) -> bytes:
 
 
 def read_store(path: Path) -> dict[str, Any]:
-    """The store as pi reads it: anything unusable counts as empty (reference §1.6)."""
+    """The store as pi reads it: anything unusable counts as empty
+    (docs/pi-host-data.md §1.6)."""
     try:
         doc = json.loads(path.read_bytes())
     except (FileNotFoundError, ValueError):
@@ -160,7 +162,7 @@ def store_bucket(path: Path, host_id: str) -> Iterator[dict[str, Any]]:
 
 
 def write_stats_file(path: Path, document: dict[str, Any]) -> None:
-    """Stats files: temp + rename, no lock (reference §4.1)."""
+    """Stats files: temp + rename, no lock (docs/pi-host-data.md §4.1)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     data = js_dumps(document).encode("utf-8")
     replace_atomically(path, data, tmp_name=f"{path.name}.{os.getpid()}.tmp")

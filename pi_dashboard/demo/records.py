@@ -1,4 +1,4 @@
-"""The records pi derives from one tool call (reference §2.6, §3, §4.1).
+"""The records pi derives from one tool call (docs/pi-host-data.md §2.6, §3, §4.1).
 
 Pure functions on dicts: which corpus rows an event-log record produces, and how
 a session's persisted stats change when a validation record is logged.
@@ -65,7 +65,8 @@ def empty_stats(session_id: str) -> Record:
 
 
 def stats_add(document: Record, event: Record) -> None:
-    """Fold one validation record into a session stats document (reference §4.1)."""
+    """Fold one validation record into a session stats document (docs/pi-host-data.md
+    §4.1)."""
     stats = document["stats"]
     stats[event["outcome"]] += 1
     for field in ("failureModes", "repairsApplied"):

@@ -16,7 +16,8 @@ FIXTURE_NOW = datetime(2026, 8, 18, 17, 30, tzinfo=UTC)
 DATA_DIR = Path(__file__).resolve().parent / "data"
 
 # pi writes `Date.toISOString()`: milliseconds and `Z`; pass-through values may
-# lack the milliseconds (reference §0.4), so both shapes are kept as they came.
+# lack the milliseconds (docs/pi-host-data.md §0.4), so both shapes are kept as they
+# came.
 ISO_RE = re.compile(r"(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2})(\.\d{1,6})?Z")
 
 # Only pi's own state files; the README and toolhealth reports are not pi state.

@@ -26,8 +26,8 @@ STORE = "model-adaptation.json"
 def load_steps(host: str) -> dict[str, list[list[Record]]]:
     """The host's event log cut into steps, by model key.
 
-    A bounced call is two records (pitfalls §22): the validation record and the
-    execution failure pi writes right after it, with the same timestamp.
+    A bounced call is two records (docs/pi-host-pitfalls.md §22): the validation record
+    and the execution failure pi writes right after it, with the same timestamp.
     """
     lines = (DATA_DIR / host / EVENTS).read_text("utf-8").splitlines()
     events = [json.loads(line) for line in lines if line.strip()]

@@ -75,7 +75,8 @@ def prepare(options: Options) -> list[str]:
                 "token": token,
                 "state_dir": str(host_dir / "state"),
                 "data_dir": str(host_dir / "agent-data"),
-                # The agent runs here but speaks for the demo host (pitfalls §4).
+                # The agent runs here but speaks for the demo host
+                # (docs/pi-host-pitfalls.md §4).
                 "host_override": fingerprint(host),
                 "heartbeat_interval": 10.0,
             },

@@ -1,4 +1,5 @@
-"""pi's adaptation-store semantics as pure functions (reference §1, pitfalls §2, §5).
+"""pi's adaptation-store semantics as pure functions (docs/pi-host-data.md §1,
+docs/pi-host-pitfalls.md §2, §5).
 
 How pi reads `model-adaptation.json` (which entries and parts it silently drops), how
 its standing rules live and retire (recency, 30 days, efficacy, cap 5), and what
@@ -204,7 +205,7 @@ def _is_str(value: Any) -> bool:
 
 
 def _optional(obj: dict[str, Any], key: str, check: Any) -> bool:
-    # Absent is fine; an explicit null is not (pitfalls §8).
+    # Absent is fine; an explicit null is not (docs/pi-host-pitfalls.md §8).
     return key not in obj or bool(check(obj[key]))
 
 

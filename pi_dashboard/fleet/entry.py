@@ -1,11 +1,13 @@
 """pi's entry, typed: one `hosts[<host>][<model>]` of `model-adaptation.json`.
 
-The one reader of pi's fixed format (reference §1.4, §1.5): TypedDicts spelling pi's
-camelCase keys, and accessors that return a well-formed value whatever the stored
-JSON holds (a key missing or of the wrong type reads as absent, as pi reads it).
-Everything else (commands' effects, the pages, the API) reads the entry through here.
+The one reader of pi's fixed format (docs/pi-host-data.md §1.4, §1.5): TypedDicts
+spelling pi's camelCase keys, and accessors that return a well-formed value whatever
+the stored JSON holds (a key missing or of the wrong type reads as absent, as pi reads
+it). Everything else (commands' effects, the pages, the API) reads the entry through
+here.
 """
 
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, TypedDict, cast
 
@@ -43,10 +45,27 @@ class TeachStats(TypedDict, total=False):
     recurrenceAfter: int
 
 
+class Stall(TypedDict, total=False):
+    elapsedMs: float
+    promptTokens: float
+    consecutive: int
+    observedAt: str
+
+
+class Perf(TypedDict, total=False):
+    prefillTokensPerSecond: float
+    decodeTokensPerSecond: float
+    loadMs: float
+    firstProgressStall: Stall
+    samples: int
+    updatedAt: str
+
+
 class Profile(TypedDict, total=False):
     rules: list[Rule]
     protocol: Protocol
     toolProbe: ToolProbe
+    perf: Perf
     teachStats: dict[str, TeachStats]
 
 
@@ -113,3 +132,72 @@ def teach_modes(entry: dict[str, Any]) -> list[str]:
     """Every mode with teach statistics, sorted (any value counts: the key is pi's)."""
     value = profile(entry).get("teachStats")
     return sorted(value) if isinstance(value, dict) else []
+
+
+def perf(entry: dict[str, Any]) -> Perf | None:
+    value = profile(entry).get("perf")
+    return cast(Perf, value) if isinstance(value, dict) else None
+
+
+@dataclass(frozen=True)
+class Calibration:
+    """The probe, protocol and perf records as the pages show them, in our spelling
+    (templates read these, never pi's camelCase keys)."""
+
+    probe_variant: str = ""
+    probed_at: str = ""
+    diagnostic: str = ""
+    protocol_variant: str = ""
+    protocol_version: int | None = None
+    calibrated_at: str = ""
+    attempted_at: str = ""
+    variants_tried: tuple[str, ...] = ()
+    has_perf: bool = False
+    prefill_tokens_per_second: float | None = None
+    decode_tokens_per_second: float | None = None
+    perf_samples: int = 0
+    perf_updated_at: str = ""
+    stall_ms: float | None = None
+    stall_consecutive: int = 0
+
+
+def calibration(entry: dict[str, Any]) -> Calibration:
+    probe = dict(tool_probe(entry) or {})
+    proto = dict(protocol(entry) or {})
+    rates = dict(perf(entry) or {})
+    stall = rates.get("firstProgressStall")
+    stall = stall if isinstance(stall, dict) else {}
+    tried = proto.get("variantsTried")
+    return Calibration(
+        probe_variant=_text(probe, "variant"),
+        probed_at=_text(probe, "probedAt"),
+        diagnostic=_text(probe, "diagnostic"),
+        protocol_variant=_text(proto, "variant"),
+        protocol_version=_number(proto, "version"),
+        calibrated_at=_text(proto, "calibratedAt"),
+        attempted_at=_text(proto, "attemptedAt"),
+        variants_tried=tuple(
+            str(v) for v in (tried if isinstance(tried, list) else [])
+        ),
+        has_perf=bool(rates),
+        prefill_tokens_per_second=_number(rates, "prefillTokensPerSecond"),
+        decode_tokens_per_second=_number(rates, "decodeTokensPerSecond"),
+        perf_samples=int(_number(rates, "samples") or 0),
+        perf_updated_at=_text(rates, "updatedAt"),
+        stall_ms=_number(stall, "elapsedMs"),
+        stall_consecutive=int(_number(stall, "consecutive") or 0),
+    )
+
+
+def _text(record: dict[str, Any], key: str) -> str:
+    value = record.get(key)
+    return value if isinstance(value, str) else ""
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def _number(record: dict[str, Any], key: str) -> Any:
+    value = record.get(key)
+    return value if _is_number(value) else None

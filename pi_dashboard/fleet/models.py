@@ -10,7 +10,8 @@ from pi_dashboard.fleet import store_report
 class Host(models.Model):
     """A pi host: the fingerprint id pi keys its store by (CPU slug, cores, GiB).
 
-    Identical machines share one; a resize makes a new one (pitfalls §4).
+    Identical machines share one; a resize makes a new one (docs/pi-host-pitfalls.md
+    §4).
     """
 
     pi_id = models.CharField(max_length=200, unique=True)

@@ -4,7 +4,7 @@ from datetime import datetime
 from typing import Any
 from uuid import UUID
 
-from django.db.models import Count, Prefetch, QuerySet
+from django.db.models import Count, F, Prefetch, QuerySet
 
 from pi_dashboard.fleet import adaptation
 from pi_dashboard.fleet import entry as entry_format
@@ -89,8 +89,13 @@ def change_list(*, host_model: HostModel, limit: int) -> list[Change]:
     return list(host_model.changes.order_by("-at", "-id")[:limit])
 
 
-def agent_list() -> list[Agent]:
-    return list(Agent.objects.select_related("host"))
+def agent_list(*, active_first: bool = False) -> list[Agent]:
+    """Every agent with the host it reports; for the admins' page active ones first,
+    by name."""
+    qs = Agent.objects.select_related("host")
+    if active_first:
+        qs = qs.order_by(F("revoked_at").asc(nulls_first=True), "name")
+    return list(qs)
 
 
 def agent_get(*, agent_id: UUID) -> Agent:

@@ -280,7 +280,8 @@ def models_ensure(keys: list[str]) -> dict[str, Model]:
     NOTHING so that concurrent first snapshots cannot deadlock on the unique key."""
     Model.objects.bulk_create(
         [
-            # Split at the FIRST '/': the model id may hold more (reference §0.3).
+            # Split at the FIRST '/': the model id may hold more (docs/pi-host-data.md
+            # §0.3).
             Model(
                 key=key, provider=key.partition("/")[0], model_id=key.partition("/")[2]
             )
@@ -316,7 +317,7 @@ def _host_model_fill(host_model: HostModel, item: StoreEntry) -> None:
     host_model.probe_grade = str(probe.get("nativeGrade", ""))[:16]
     host_model.probe_variant = str(probe.get("variant", ""))[:64]
     host_model.probed_at = _time(probe.get("probedAt"))
-    # Legacy records without a status are calibrated (reference §1.5.2).
+    # Legacy records without a status are calibrated (docs/pi-host-data.md §1.5.2).
     is_failed = protocol is not None and protocol.get("status") == "failed"
     host_model.protocol_status = (
         "" if protocol is None else "failed" if is_failed else "calibrated"

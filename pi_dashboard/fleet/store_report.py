@@ -4,7 +4,8 @@ The agent reads `model-adaptation.json` itself and reports whether pi can read i
 and whose buckets it holds (heartbeat `store`). Two situations look like "0 models"
 on the dashboard and need saying: a store keyed by other machines (copied, or this
 machine's id changed after a RAM or vCPU change), and a store pi cannot read, which
-pi treats as empty, so that its next write keeps only this host (pitfalls §1.6).
+pi treats as empty, so that its next write keeps only this host
+(docs/pi-host-pitfalls.md §1.6).
 """
 
 from dataclasses import dataclass

@@ -1,4 +1,5 @@
-"""pi's `/toolhealth` tool-repair report, rendered from stored state (reference §4.3).
+"""pi's `/toolhealth` tool-repair report, rendered from stored state
+(docs/pi-host-data.md §4.3).
 
 The store-only form: what pi prints from `model-adaptation.json` alone, without the
 two in-memory logger lines. pi lists rules without pruning, so retired-but-stored

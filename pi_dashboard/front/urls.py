@@ -1,6 +1,6 @@
 from django.urls import path
 
-from pi_dashboard.front import actions, corpus_views, views
+from pi_dashboard.front import actions, agent_token_views, corpus_views, views
 
 # The namespace stays "fleet": every template and redirect names these URLs by it.
 app_name = "fleet"
@@ -33,5 +33,17 @@ urlpatterns = [
         "actions/remove-rule-everywhere/",
         actions.remove_rule_everywhere,
         name="action_remove_rule_everywhere",
+    ),
+    # Agents and their tokens (admins): fleet owns agents; the page lives here.
+    path("agents/", agent_token_views.agents, name="agents"),
+    path(
+        "agents/<uuid:agent_id>/rotate/",
+        agent_token_views.agent_rotate,
+        name="agent_rotate",
+    ),
+    path(
+        "agents/<uuid:agent_id>/revoke/",
+        agent_token_views.agent_revoke,
+        name="agent_revoke",
     ),
 ]

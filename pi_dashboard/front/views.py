@@ -13,6 +13,7 @@ from django.views.decorators.http import require_GET
 
 from pi_dashboard.accounts.models import Role
 from pi_dashboard.accounts.roles import role_required
+from pi_dashboard.fleet import entry
 from pi_dashboard.fleet.models import Agent, Host, HostModel, Model
 from pi_dashboard.front.forms import EventFilterForm, OverviewFilterForm
 from pi_dashboard.front.pages import action_specs as specs
@@ -226,7 +227,7 @@ def host_model_detail(request: HttpRequest, host_id: str, key: str) -> HttpRespo
         host=hm.host,
         model=hm.model,
         hostnames=hostnames,
-        profile=hm.entry.get("profile") or {},
+        calibration=entry.calibration(hm.entry),
         counts=counts,
         rate=counts.rate(tr.hours),
         rules=[

@@ -11,7 +11,6 @@ from ninja import Field, Query, Router, Schema
 
 from pi_dashboard.accounts.auth import operator_auth, require_role
 from pi_dashboard.accounts.models import Role
-from pi_dashboard.alerts import metrics as alert_metrics
 from pi_dashboard.fleet.auth import agent_auth
 from pi_dashboard.ingest import (
     contracts,
@@ -23,6 +22,7 @@ from pi_dashboard.ingest import (
 )
 from pi_dashboard.ingest.gcpause import gc_paused
 from pi_dashboard.ingest.models import CorpusRecord, Dimension, EventRecord
+from pi_dashboard.lib import counters
 from pi_dashboard.lib.errors import DomainError, NotFound
 from pi_dashboard.lib.schemas import ApiDateTime, ErrorOut
 
@@ -140,7 +140,7 @@ def _lines_endpoint(
         with limits.ingest_slot(), gc_paused():
             body = lines.request_body(request)
             result = ingest(agent=request.agent, body=body)  # type: ignore[attr-defined]
-            alert_metrics.ingest_batch(
+            counters.ingest_batch(
                 kind=request.path.rstrip("/").rsplit("/", 1)[-1],
                 stored=result.stored,
                 duplicate=result.duplicate,

@@ -1,9 +1,10 @@
 """Records shipped by agents: log and corpus lines, stats files, snapshots, rollups.
 
-Lines are deduplicated by the SHA-256 of their canonical JSON (pitfalls §19, §22:
-`recordId` is not unique and corpus rows have none). `payload` holds the record with
-every field; strings PostgreSQL cannot store (lone surrogates, NUL) are replaced there,
-and `original` then keeps the exact line as ASCII-escaped JSON, shown faithfully.
+Lines are deduplicated by the SHA-256 of their canonical JSON (docs/pi-host-pitfalls.md
+§19, §22: `recordId` is not unique and corpus rows have none). `payload` holds the
+record with every field; strings PostgreSQL cannot store (lone surrogates, NUL) are
+replaced there, and `original` then keeps the exact line as ASCII-escaped JSON, shown
+faithfully.
 """
 
 from django.db import models
@@ -22,7 +23,25 @@ class CorpusKind(models.TextChoices):
     PROVIDER = "provider", "provider error"
 
 
-class EventRecord(models.Model):
+class ShippedLine(models.Model):
+    """What a shipped log or corpus line keeps besides its own columns: the
+    content key, when pi wrote it, the record itself and, when it was mended, the
+    exact line. Host, model and kind stay on each (their indexes and reverse names
+    differ)."""
+
+    content_hash = models.BinaryField(max_length=32)
+    ts = models.DateTimeField()
+    phase = models.TextField(blank=True, default="")
+    failure_code = models.TextField(blank=True, default="")
+    payload = models.JSONField()
+    original = models.TextField(blank=True, default="")
+    received_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        abstract = True
+
+
+class EventRecord(ShippedLine):
     """One line of `tool-recovery-events.jsonl`."""
 
     # No single-column indexes: the unique content key starts with host and
@@ -38,9 +57,7 @@ class EventRecord(models.Model):
         related_name="events",
         db_index=False,
     )
-    content_hash = models.BinaryField(max_length=32)
     kind = models.CharField(max_length=32, choices=EventKind.choices)
-    ts = models.DateTimeField()
     # Text, not bounded: pi does not bound recordId, sessionId or tool on validation
     # records, and treats outcome, state and phase as open enumerations (§10).
     session_id = models.TextField()
@@ -48,12 +65,7 @@ class EventRecord(models.Model):
     tool = models.TextField()
     # Validation: repaired | bounced. Execution failure: failed | rejected.
     outcome = models.TextField()
-    phase = models.TextField(blank=True, default="")
-    failure_code = models.TextField(blank=True, default="")
     is_text_protocol = models.BooleanField(default=False)
-    payload = models.JSONField()
-    original = models.TextField(blank=True, default="")
-    received_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
         constraints = [
@@ -74,8 +86,26 @@ class EventRecord(models.Model):
     def __str__(self) -> str:
         return self.record_id
 
+    # pi's camelCase payload keys, read here so that pages need not spell them.
+    @property
+    def repairs_applied(self) -> list[str]:
+        return _strings(self.payload.get("repairsApplied"))
 
-class CorpusRecord(models.Model):
+    @property
+    def failure_modes(self) -> list[str]:
+        return _strings(self.payload.get("failureModes"))
+
+    @property
+    def diagnostic(self) -> str:
+        value = self.payload.get("diagnostic")
+        return value if isinstance(value, str) else ""
+
+
+def _strings(value: object) -> list[str]:
+    return [str(v) for v in value] if isinstance(value, list) else []
+
+
+class CorpusRecord(ShippedLine):
     """One line of `failure-corpus.jsonl`: tool validation, tool execution, provider."""
 
     # Indexed by the unique content key (host first), as EventRecord's.
@@ -85,19 +115,12 @@ class CorpusRecord(models.Model):
     model = models.ForeignKey(
         Model, null=True, blank=True, on_delete=models.CASCADE, related_name="corpus"
     )
-    content_hash = models.BinaryField(max_length=32)
     kind = models.CharField(max_length=32, choices=CorpusKind.choices)
-    ts = models.DateTimeField()
     tool = models.TextField(blank=True, default="")
     # Tool execution rows: failed | rejected.
     state = models.TextField(blank=True, default="")
-    phase = models.TextField(blank=True, default="")
-    failure_code = models.TextField(blank=True, default="")
     # Provider rows: rate_limit, overloaded, … (pi's FailureReason, open-ended).
     reason = models.TextField(blank=True, default="")
-    payload = models.JSONField()
-    original = models.TextField(blank=True, default="")
-    received_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
         constraints = [

@@ -151,7 +151,8 @@ def corpus_prepare(record: Accepted) -> Prepared | Rejection:
     row += [v.get("phase", ""), v.get("failureCode", ""), reason]
     row += [record.payload, record.original]
     # Tool rows repeat what the event log already counts (one bounced call writes a
-    # row to each file, pitfalls §22); only provider errors are counted from here.
+    # row to each file, docs/pi-host-pitfalls.md §22); only provider errors are counted
+    # from here.
     cells: Cells = ()
     if kind == "provider":
         cells = ((OUTCOME, f"provider:{reason}"), (PROVIDER_REASON, reason))

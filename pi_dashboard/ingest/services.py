@@ -3,7 +3,7 @@
 Each batch is checked line by line outside any transaction (CPU work only), then
 written in one transaction: new rows and the rollup counts of exactly those rows.
 Dedupe is by content (SHA-256 of the canonical JSON, per host), so re-sent, reordered
-and rotated lines never count twice (pitfalls §19, §22).
+and rotated lines never count twice (docs/pi-host-pitfalls.md §19, §22).
 """
 
 from collections import Counter

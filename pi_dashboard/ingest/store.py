@@ -113,7 +113,8 @@ def models_ensure(keys: Iterable[str]) -> dict[str, int]:
     found = _models_found(wanted)
     missing = [key for key in wanted if key not in found]
     if missing:
-        # Split at the FIRST '/': the model id may hold more slashes (reference §0.3).
+        # Split at the FIRST '/': the model id may hold more slashes
+        # (docs/pi-host-data.md §0.3).
         provider = [key.partition("/")[0] for key in missing]
         model_id = [key.partition("/")[2] for key in missing]
         _execute(_MODEL_INSERT, [missing, provider, model_id])

@@ -9,7 +9,8 @@ def parse_iso(value: object) -> datetime | None:
     """An aware UTC datetime, or None when `value` is not an ISO-8601 timestamp.
 
     pi writes `2026-07-14T16:40:51.902Z`; values passed through from elsewhere may lack
-    milliseconds or the offset (read as UTC), so parsing is lenient (reference §0.4).
+    milliseconds or the offset (read as UTC), so parsing is lenient
+    (docs/pi-host-data.md §0.4).
     """
     if not isinstance(value, str) or not value:
         return None

@@ -1,11 +1,12 @@
 """JSON that pi can write but PostgreSQL cannot store, made safe and kept faithful.
 
 pi truncates strings by UTF-16 code unit, so a cut can split a surrogate pair and the
-JSON then holds a lone escaped surrogate such as `\\ud83d` (pitfalls §35). Python's
-`json` accepts it, but the string cannot be encoded to UTF-8, and PostgreSQL rejects it
-in text and jsonb; the same goes for NUL (`\\u0000`). Such values are stored twice: a
-sanitised copy (U+FFFD in place of each bad code point) that the database accepts, and
-the exact value as ASCII-escaped JSON, which survives any store and reads back exactly.
+JSON then holds a lone escaped surrogate such as `\\ud83d` (docs/pi-host-pitfalls.md
+§35). Python's `json` accepts it, but the string cannot be encoded to UTF-8, and
+PostgreSQL rejects it in text and jsonb; the same goes for NUL (`\\u0000`). Such values
+are stored twice: a sanitised copy (U+FFFD in place of each bad code point) that the
+database accepts, and the exact value as ASCII-escaped JSON, which survives any store
+and reads back exactly.
 """
 
 import hashlib

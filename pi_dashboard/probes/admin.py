@@ -3,7 +3,6 @@ from django.contrib import admin
 from pi_dashboard.probes.models import (
     Drift,
     Endpoint,
-    NotificationChannel,
     ProbeRun,
     ProbeSchedule,
 )
@@ -26,9 +25,3 @@ class ProbeRunAdmin(admin.ModelAdmin):  # type: ignore[type-arg]
 
 admin.site.register(ProbeSchedule)
 admin.site.register(Drift)
-
-
-@admin.register(NotificationChannel)
-class NotificationChannelAdmin(admin.ModelAdmin):  # type: ignore[type-arg]
-    list_display = ["name", "kind", "target_hint", "is_enabled"]
-    exclude = ["target_encrypted"]

@@ -1,4 +1,4 @@
-"""pi's probe of one model, step for step (reference §7.1–7.5).
+"""pi's probe of one model, step for step (docs/pi-host-data.md §7.1–7.5).
 
 Native read trial → echo trial → grade; unless the grade is `task`, the four-variant
 text-protocol ladder (two tokens per variant). The outcome carries the exact objects pi

@@ -15,7 +15,6 @@ from pi_dashboard.accounts.models import Role
 from pi_dashboard.audit import audit
 from pi_dashboard.lib.schemas import ErrorOut
 from pi_dashboard.probes import selectors, services
-from pi_dashboard.probes.audit import audited
 from pi_dashboard.probes.models import Endpoint, ProbeRun, Trigger
 from pi_dashboard.probes.schemas import (
     EndpointIn,
@@ -66,16 +65,10 @@ def list_endpoints(request: HttpRequest, tag: str = "", provider: str = "") -> A
 def create_endpoint(request: HttpRequest, payload: EndpointIn) -> Any:
     """Register an OpenAI-compatible endpoint (operator)."""
     require_role(request, Role.OPERATOR, action="api:create_endpoint")
-    with audited(
-        request,
-        "probes.endpoint.create",
-        model_key=payload.model_key,
-        name=payload.name,
-    ) as info:
-        endpoint = services.endpoint_create(
-            data=endpoint_data(payload), user=request.user
-        )
-        info["endpoint"] = endpoint.pk
+    endpoint = services.endpoint_create(
+        data=endpoint_data(payload),
+        **audit.who(request),
+    )
     return Status(201, endpoint)
 
 
@@ -91,15 +84,11 @@ def update_endpoint(request: HttpRequest, endpoint_id: int, payload: EndpointIn)
     """Replace an endpoint's settings; omitted secrets are kept (operator)."""
     require_role(request, Role.OPERATOR, action="api:update_endpoint")
     endpoint = selectors.endpoint_get(endpoint_id=endpoint_id)
-    with audited(
-        request,
-        "probes.endpoint.update",
-        model_key=payload.model_key,
-        endpoint=endpoint.pk,
-    ):
-        return services.endpoint_update(
-            endpoint=endpoint, data=endpoint_data(payload), user=request.user
-        )
+    return services.endpoint_update(
+        endpoint=endpoint,
+        data=endpoint_data(payload),
+        **audit.who(request),
+    )
 
 
 @router.delete("/endpoints/{endpoint_id}", response={204: None, **ERRORS})
@@ -107,14 +96,7 @@ def delete_endpoint(request: HttpRequest, endpoint_id: int) -> Any:
     """Delete an endpoint and its probe history (operator)."""
     require_role(request, Role.OPERATOR, action="api:delete_endpoint")
     endpoint = selectors.endpoint_get(endpoint_id=endpoint_id)
-    with audited(
-        request,
-        "probes.endpoint.delete",
-        model_key=endpoint.model_key,
-        endpoint=endpoint.pk,
-        name=endpoint.name,
-    ):
-        services.endpoint_delete(endpoint=endpoint)
+    services.endpoint_delete(endpoint=endpoint, **audit.who(request))
     return Status(204, None)
 
 

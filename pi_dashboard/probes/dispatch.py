@@ -6,12 +6,11 @@ services sending tasks through that module would close an import circle.
 
 from typing import Any
 
-from pi_dashboard.celery import app
+from pi_dashboard.celery import send_by_name
 from pi_dashboard.probes import conf, semaphore
 from pi_dashboard.probes.models import Endpoint
 
 PROBE_RUN_TASK = "pi_dashboard.probes.tasks.probe_run"
-DRIFT_NOTIFY_TASK = "pi_dashboard.probes.tasks.drift_notify"
 
 
 def run_budget_seconds(endpoint: Endpoint) -> float:
@@ -39,7 +38,7 @@ def run_send(
 ) -> None:
     """Send the probe task; its time limits (and semaphore lease) are the budget."""
     # countdown 0 sends no ETA: the message is not held back by the worker.
-    _send(
+    send_by_name(
         PROBE_RUN_TASK,
         (run_id, list(server) if server else None),
         countdown=countdown,
@@ -47,16 +46,3 @@ def run_send(
         time_limit=int(budget) + 15,
         producer=producer,
     )
-
-
-def drift_notify_send(drift_id: int) -> None:
-    _send(DRIFT_NOTIFY_TASK, (drift_id,))
-
-
-def _send(name: str, args: tuple[Any, ...], **options: Any) -> None:
-    if app.conf.task_always_eager:
-        # send_task ignores eager mode; run the registered task inline as delay() would.
-        app.loader.import_default_modules()
-        app.tasks[name].apply_async(args, **options)
-        return
-    app.send_task(name, args, **options)

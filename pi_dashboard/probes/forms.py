@@ -6,7 +6,6 @@ from django import forms
 
 from pi_dashboard.probes import services
 from pi_dashboard.probes.models import (
-    ChannelKind,
     ScheduleKind,
     SelectionKind,
     TokenParam,
@@ -134,15 +133,3 @@ class ScheduleForm(forms.Form):
             jitter_seconds=c["jitter_seconds"] or 0,
             is_paused=c["is_paused"],
         )
-
-
-class ChannelForm(forms.Form):
-    name = forms.CharField(max_length=200)
-    kind = forms.ChoiceField(choices=ChannelKind.choices)
-    target = forms.CharField(
-        required=False,
-        max_length=2000,
-        help_text="Webhook URL, or comma-separated email addresses. Stored encrypted; "
-        "empty keeps the current one.",
-    )
-    is_enabled = forms.BooleanField(required=False, initial=True, label="Enabled")

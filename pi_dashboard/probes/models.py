@@ -297,29 +297,3 @@ class Drift(models.Model):
     def summary(self) -> str:
         before = f"{self.previous_verdict}/{self.previous_grade or '-'}"
         return f"{before} → {self.verdict}/{self.grade or '-'}"
-
-
-class ChannelKind(models.TextChoices):
-    WEBHOOK = "webhook", "webhook (generic JSON)"
-    SLACK = "slack", "Slack-compatible webhook"
-    EMAIL = "email", "email"
-
-
-class NotificationChannel(models.Model):
-    """Where drift is announced. The target (URL or addresses) is encrypted."""
-
-    name = models.CharField(max_length=200, unique=True)
-    kind = models.CharField(max_length=16, choices=ChannelKind.choices)
-    target_encrypted = models.TextField()
-    # Shown in lists instead of the secret target (scheme and host, or addresses).
-    target_hint = models.CharField(max_length=300, blank=True, default="")
-    is_enabled = models.BooleanField(default=True)
-    created_at = models.DateTimeField(auto_now_add=True)
-    last_sent_at = models.DateTimeField(null=True, blank=True)
-    last_error = models.TextField(blank=True, default="")
-
-    class Meta:
-        ordering = ["name"]
-
-    def __str__(self) -> str:
-        return self.name

@@ -1,4 +1,4 @@
-"""pi's `parseTextToolCalls`, case for case (reference §7.3).
+"""pi's `parseTextToolCalls`, case for case (docs/pi-host-data.md §7.3).
 
 Like pi's, it does not care which variant is being calibrated: `<pi:call>`,
 `<tool_call>`, fenced `tool_call`/`tool`/`json` blocks and `<function>` are all read.

@@ -12,7 +12,6 @@ from pi_dashboard.probes.models import (
     Drift,
     Endpoint,
     FleetProbe,
-    NotificationChannel,
     ProbeRun,
     ProbeSchedule,
     RunState,
@@ -148,10 +147,6 @@ def latest_verdicts(model_keys: Iterable[str]) -> dict[str, list[Endpoint]]:
     ):
         out[endpoint.model_key].append(endpoint)
     return out
-
-
-def channel_list() -> QuerySet[NotificationChannel]:
-    return NotificationChannel.objects.all()
 
 
 def active_runs(*, endpoint_id: int) -> QuerySet[ProbeRun]:

@@ -68,8 +68,3 @@ def fleet_probe_scheduled(self: Task, schedule_id: int) -> str:  # type: ignore[
 @app.task(name="pi_dashboard.probes.tasks.runs_sweep", acks_late=True)
 def runs_sweep() -> dict[str, int]:
     return services.runs_sweep()
-
-
-@app.task(name=dispatch.DRIFT_NOTIFY_TASK, acks_late=True)
-def drift_notify(drift_id: int) -> dict[str, str]:
-    return services.drift_notify(drift_id=drift_id)

@@ -1,6 +1,6 @@
 """pi's text tool-call protocol: the four dialects, their envelopes and the primer.
 
-The texts are pi's own (reference §7.3–7.4) and must stay byte-identical: the
+The texts are pi's own (docs/pi-host-data.md §7.3–7.4) and must stay byte-identical: the
 calibration verdict is only comparable with what pi records if the model saw the
 same request. `tests/probes/test_textproto.py` compares them with the reference.
 """

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from pi_dashboard.probes.views import channels, endpoints, schedules
+from pi_dashboard.probes.views import endpoints, schedules
 
 # Mounted under "probes/" in pi_dashboard/urls.py.
 app_name = "probes"
@@ -56,21 +56,4 @@ urlpatterns = [
     ),
     path("fleet/", schedules.fleet_start, name="fleet_start"),
     path("fleet/<int:fleet_id>/", schedules.fleet_detail, name="fleet"),
-    path("channels/", channels.channel_list, name="channels"),
-    path("channels/new/", channels.channel_form, name="channel_new"),
-    path(
-        "channels/<int:channel_id>/edit/",
-        channels.channel_form,
-        name="channel_edit",
-    ),
-    path(
-        "channels/<int:channel_id>/delete/",
-        channels.channel_delete,
-        name="channel_delete",
-    ),
-    path(
-        "channels/<int:channel_id>/test/",
-        channels.channel_test,
-        name="channel_test",
-    ),
 ]

@@ -119,17 +119,13 @@ POST_PAGES: dict[str, Any] = {
     "probes:schedule_resume": Role.OPERATOR,
     "probes:schedule_delete": Role.OPERATOR,
     "probes:fleet_start": Role.OPERATOR,
-    "probes:channel_new": Role.OPERATOR,
-    "probes:channel_edit": Role.OPERATOR,
-    "probes:channel_delete": Role.OPERATOR,
-    "probes:channel_test": Role.OPERATOR,
     "accounts:users": Role.ADMIN,
     "accounts:user_role": Role.ADMIN,
     "accounts:user_deactivate": Role.ADMIN,
     "accounts:user_activate": Role.ADMIN,
-    "accounts:agents": Role.ADMIN,
-    "accounts:agent_rotate": Role.ADMIN,
-    "accounts:agent_revoke": Role.ADMIN,
+    "fleet:agents": Role.ADMIN,
+    "fleet:agent_rotate": Role.ADMIN,
+    "fleet:agent_revoke": Role.ADMIN,
     **{
         f"alerts:{name}": Role.OPERATOR
         for name in (

@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """A stand-in for the Node `pi` binary in RPC mode, for tests only.
 
-It speaks the JSON-lines protocol of reference §6.1/§6.2 (commands on stdin, responses
-and interleaved events on stdout, matched by `id`) and edits the store the way pi
-does: mkdir lock, read, change its own host's entry, JSON.stringify the whole
+It speaks the JSON-lines protocol of docs/pi-host-data.md §6.1/§6.2 (commands on stdin,
+responses and interleaved events on stdout, matched by `id`) and edits the store the
+way pi does: mkdir lock, read, change its own host's entry, JSON.stringify the whole
 document, write a temp file, rename. It is NOT pi: no models, no probing; `tool_probe`
 answers a canned verdict. Its host id comes from FAKE_PI_HOST_ID.
 

@@ -1,4 +1,5 @@
-"""pi's host id rule (reference §1.3) and how the agent finds this machine's values."""
+"""pi's host id rule (docs/pi-host-data.md §1.3) and how the agent finds this machine's
+values."""
 
 from pathlib import Path
 

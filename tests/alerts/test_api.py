@@ -87,3 +87,46 @@ def test_alerts_list_and_acknowledge(operator) -> None:
     assert acked.json()["acknowledged_by"] == operator.username
     assert client.get("/api/v1/alerts?state=nope").json()["code"] == "invalid_state"
     assert client.post("/api/v1/alerts/999999/ack").status_code == 404
+
+
+def test_alert_changes_made_by_service_calls_are_audited(db: None) -> None:
+    """The alerts services audit themselves: no view or API in between."""
+    from pi_dashboard.alerts import services as alert_services
+    from pi_dashboard.audit.models import AuditEntry, AuditOutcome
+    from pi_dashboard.lib.errors import DomainError
+
+    channel = alert_services.channel_save(
+        channel=None, name="ops", url="json://127.0.0.1:9/hook", is_enabled=True
+    )
+    with pytest.raises(DomainError):
+        alert_services.channel_save(
+            channel=None, name="ops", url="json://127.0.0.1:9/x", is_enabled=True
+        )
+    channel_id = channel.pk
+    alert_services.channel_delete(channel=channel)
+    rows = [
+        (e.action, e.outcome, e.detail.get("code", ""))
+        for e in AuditEntry.objects.filter(action__startswith="alerts.").order_by("id")
+    ]
+    assert rows == [
+        ("alerts.channel.save", AuditOutcome.OK, ""),
+        ("alerts.channel.save", AuditOutcome.REFUSED, "duplicate_name"),
+        ("alerts.channel.delete", AuditOutcome.OK, ""),
+    ]
+    created = AuditEntry.objects.filter(action="alerts.channel.save").earliest("id")
+    assert created.detail["channel"] == channel_id
+
+
+def test_a_tag_on_an_unknown_host_is_refused_and_audited(db: None) -> None:
+    from pi_dashboard.alerts import services as alert_services
+    from pi_dashboard.audit.models import AuditEntry, AuditOutcome
+    from pi_dashboard.lib.errors import DomainError
+
+    with pytest.raises(DomainError, match="No host"):
+        alert_services.host_tag_add(host="no-such-host", tag="gpu")
+    entry = AuditEntry.objects.get(action="alerts.tag.add")
+    assert (entry.outcome, entry.detail["code"]) == (
+        AuditOutcome.REFUSED,
+        "unknown_host",
+    )
+    assert entry.detail["host"] == "no-such-host"

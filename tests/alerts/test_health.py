@@ -6,8 +6,9 @@ import pytest
 from django.core.cache import cache
 from django.test import Client
 
-from pi_dashboard.alerts import health, metrics
+from pi_dashboard.alerts import health
 from pi_dashboard.ingest.models import Dimension
+from pi_dashboard.lib import counters
 from tests.alerts.conftest import add_counts, pair
 
 pytestmark = pytest.mark.django_db
@@ -16,7 +17,7 @@ pytestmark = pytest.mark.django_db
 @pytest.fixture(autouse=True)
 def _fresh_keys() -> None:
     cache.delete_many([health.WORKER_KEY, health.BEAT_KEY])
-    metrics._redis().delete(*[f"metrics:{name}" for name in metrics.COUNTERS])
+    counters.redis_client().delete(*[f"metrics:{name}" for name in counters.COUNTERS])
 
 
 def test_healthz_needs_nothing() -> None:
@@ -62,8 +63,8 @@ def test_metrics_need_the_token(settings) -> None:
     hm = pair("h-gone", "openai/gpt-5.1", contact_ago=timedelta(hours=1))
     pair("h-up", "openai/gpt-5.1")
     add_counts(hm, {(Dimension.PHASE, "execution"): 7})
-    metrics.ingest_batch(kind="events", stored=5, duplicate=2, rejected=0)
-    metrics.task_outcome("pi_dashboard.alerts.tasks.alerts_evaluate", "SUCCESS")
+    counters.ingest_batch(kind="events", stored=5, duplicate=2, rejected=0)
+    counters.task_outcome("pi_dashboard.alerts.tasks.alerts_evaluate", "SUCCESS")
     response = Client().get("/metrics", HTTP_AUTHORIZATION="Bearer m3trics")
     assert response.status_code == 200
     text = response.content.decode()

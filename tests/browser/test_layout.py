@@ -83,7 +83,7 @@ def pages(ids: dict[str, Any]) -> list[str]:
         "/probes/drift/",
         "/probes/schedules/",
         f"/probes/schedules/{ids['schedule']}/edit/",
-        "/probes/channels/",
+        "/alerts/channels/",
         "/agents/",
         "/users/",
         "/account/tokens/",

@@ -43,7 +43,8 @@ def test_perf_samples_bump_at_and_samples(tmp_path: Path) -> None:
 
 def test_a_removed_rule_comes_back_at_the_next_recurrence(tmp_path: Path) -> None:
     """pi re-learns a removed rule whose recurrenceBefore is already >= 3
-    (pitfalls §26); the demo shows the same, which is why forget_mode exists."""
+    (docs/pi-host-pitfalls.md §26); the demo shows the same, which is why forget_mode
+    exists."""
     demo = make_host(tmp_path)
     store = demo.state_dir / "model-adaptation.json"
     model = "openai/gpt-5.1"

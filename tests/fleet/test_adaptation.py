@@ -1,4 +1,4 @@
-"""pi's rule semantics as pure functions (reference §1.5.1)."""
+"""pi's rule semantics as pure functions (docs/pi-host-data.md §1.5.1)."""
 
 from datetime import UTC, datetime
 

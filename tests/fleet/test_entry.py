@@ -46,3 +46,57 @@ def test_malformed_profile_parts_read_as_absent() -> None:
     )
     assert entry.teach_stats({"profile": {"teachStats": {"m": 3}}}) == {}
     assert entry.teach_modes({"profile": {"teachStats": {"m": 3}}}) == ["m"]
+
+
+def test_calibration_reads_pi_records_into_our_spelling() -> None:
+    stored = {
+        "profile": {
+            "toolProbe": {"status": "native", "probedAt": "2026-08-18T10:00:00Z"},
+            "protocol": {
+                "version": 1,
+                "variant": "tool-tag",
+                "calibratedAt": "2026-08-18T11:00:00Z",
+                "variantsTried": ["tool-tag"],
+            },
+            "perf": {
+                "decodeTokensPerSecond": 42.5,
+                "samples": 3,
+                "updatedAt": "2026-08-18T12:00:00Z",
+                "firstProgressStall": {"elapsedMs": 9000, "consecutive": 2},
+            },
+        }
+    }
+    c = entry.calibration(stored)
+    assert (c.probed_at, c.protocol_variant, c.protocol_version) == (
+        "2026-08-18T10:00:00Z",
+        "tool-tag",
+        1,
+    )
+    assert (c.calibrated_at, c.variants_tried) == (
+        "2026-08-18T11:00:00Z",
+        ("tool-tag",),
+    )
+    assert c.has_perf
+    assert c.decode_tokens_per_second == 42.5
+    assert c.prefill_tokens_per_second is None
+    assert (c.perf_samples, c.stall_ms, c.stall_consecutive) == (3, 9000, 2)
+
+
+def test_calibration_of_malformed_records_reads_as_absent() -> None:
+    bad = {"profile": {"toolProbe": [], "protocol": {"version": "1", "variant": 7}}}
+    c = entry.calibration(bad)
+    assert c == entry.Calibration()
+    assert entry.calibration({"profile": {"perf": {"samples": True}}}).perf_samples == 0
+
+
+def test_templates_read_no_camel_case_of_pi() -> None:
+    """Pages read our snake_case readers (fleet/entry.py, the page rows)."""
+    import re
+    from pathlib import Path
+
+    found = []
+    for path in Path("templates").rglob("*.html"):
+        # Template variables and tags only: {{ a.bCd }} / {% if a.bCd %}; JS is not.
+        for tag in re.findall(r"\{[{%].*?[}%]\}", path.read_text()):
+            found += [f"{path}: {m}" for m in re.findall(r"\.[a-z]+[A-Z]\w*", tag)]
+    assert found == []

@@ -11,6 +11,7 @@ import pytest
 from django.test import Client
 
 from pi_dashboard.accounts.models import Role
+from pi_dashboard.alerts import services as alert_services
 from pi_dashboard.audit.models import AuditEntry, AuditOutcome
 from pi_dashboard.probes import services as probe_services
 from tests.conftest import make_user
@@ -48,12 +49,8 @@ def objects(db: None, pi_fixtures: Any) -> dict[str, int]:
     schedule = probe_services.schedule_save(
         schedule=None, data=probe_services.ScheduleData(name="sched"), user=None
     )
-    channel = probe_services.channel_save(
-        channel=None,
-        name="ch",
-        kind="webhook",
-        target="http://127.0.0.1:9/hook",
-        is_enabled=True,
+    channel = alert_services.channel_save(
+        channel=None, name="ch", url="json://127.0.0.1:9/hook", is_enabled=True
     )
     person = make_user("pat-person", Role.VIEWER)
     return {
@@ -88,7 +85,7 @@ SCHEDULE = {
     "selection_value": "",
     "jitter_seconds": "0",
 }
-CHANNEL = {"name": "c", "kind": "webhook", "target": "http://127.0.0.1:9/hook"}
+CHANNEL = {"name": "c", "url": "json://127.0.0.1:9/hook", "is_enabled": "on"}
 ACTION = {"host": AMD, "model": "openai/gpt-5.1", "mode": "numberFromString"}
 
 
@@ -98,8 +95,8 @@ def forms(ids: dict[str, int]) -> list[tuple[str, dict[str, str]]]:
         (f"/probes/endpoints/{ids['endpoint']}/edit/", ENDPOINT),
         ("/probes/schedules/", SCHEDULE),
         (f"/probes/schedules/{ids['schedule']}/edit/", SCHEDULE),
-        ("/probes/channels/new/", CHANNEL),
-        (f"/probes/channels/{ids['channel']}/edit/", CHANNEL),
+        ("/alerts/channels/new/", CHANNEL),
+        (f"/alerts/channels/{ids['channel']}/", CHANNEL),
         ("/probes/fleet/", {"schedule": str(ids["schedule"])}),
         ("/account/tokens/", {"name": "laptop"}),
         ("/agents/", {"name": "build-07"}),

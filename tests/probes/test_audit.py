@@ -37,3 +37,38 @@ def test_a_refused_probe_request_is_audited_outside_its_rollback(
     entry = AuditEntry.objects.get(action="probes.probe")
     assert (entry.outcome, entry.detail["code"]) == (AuditOutcome.REFUSED, "disabled")
     assert entry.detail["endpoint"] == endpoint.pk
+
+
+def test_configuration_changed_by_a_service_call_is_audited(
+    make_endpoint: Any,
+) -> None:
+    """No view in between (a command, the demo, a task): the services audit."""
+    endpoint = make_endpoint("native-correct")
+    endpoint_id = endpoint.pk
+    services.endpoint_set_enabled(endpoint=endpoint, is_enabled=False)
+    schedule = services.schedule_save(
+        schedule=None, data=services.ScheduleData(name="nightly"), user=None
+    )
+    services.schedule_set_paused(schedule=schedule, is_paused=True)
+    with pytest.raises(Conflict):
+        services.schedule_save(
+            schedule=None, data=services.ScheduleData(name="nightly"), user=None
+        )
+    services.schedule_delete(schedule=schedule)
+    services.endpoint_delete(endpoint=endpoint)
+    rows = [
+        (e.action, e.outcome, e.actor_label)
+        for e in AuditEntry.objects.filter(action__startswith="probes.").order_by("id")
+    ]
+    assert rows == [
+        ("probes.endpoint.create", AuditOutcome.OK, "system"),
+        ("probes.endpoint.disable", AuditOutcome.OK, "system"),
+        ("probes.schedule.save", AuditOutcome.OK, "system"),
+        ("probes.schedule.pause", AuditOutcome.OK, "system"),
+        # Refused, and kept although the save's transaction rolled back.
+        ("probes.schedule.save", AuditOutcome.REFUSED, "system"),
+        ("probes.schedule.delete", AuditOutcome.OK, "system"),
+        ("probes.endpoint.delete", AuditOutcome.OK, "system"),
+    ]
+    deleted = AuditEntry.objects.get(action="probes.endpoint.delete")
+    assert deleted.detail["endpoint"] == endpoint_id

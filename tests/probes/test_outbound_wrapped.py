@@ -187,20 +187,3 @@ def test_save_does_not_resolve_names_or_judge_private_addresses(
         content_type="application/json",
     )
     assert response.status_code == 201
-
-
-@pytest.mark.django_db
-@pytest.mark.parametrize("url", REFUSED_AT_SAVE)
-def test_webhook_channel_refuses_the_url_at_save(url: str) -> None:
-    from pi_dashboard.probes.models import ChannelKind, NotificationChannel
-    from pi_dashboard.probes.services import channels
-
-    with pytest.raises(outbound.OutboundRefused):
-        channels.channel_save(
-            channel=None,
-            name="hook",
-            kind=ChannelKind.WEBHOOK,
-            target=url,
-            is_enabled=True,
-        )
-    assert not NotificationChannel.objects.exists()

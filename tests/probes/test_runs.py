@@ -6,6 +6,7 @@ from typing import Any
 import pytest
 from django.utils import timezone
 
+from pi_dashboard.accounts.models import Role
 from pi_dashboard.probes import algorithm, services
 from pi_dashboard.probes.models import (
     Drift,
@@ -15,6 +16,8 @@ from pi_dashboard.probes.models import (
     SelectionKind,
     Trigger,
 )
+from tests.conftest import make_user
+from tests.probes.conftest import logged_in
 
 pytestmark = pytest.mark.django_db
 
@@ -146,6 +149,10 @@ def test_fleet_start_is_idempotent_and_summarises_changes(
     assert changed[0]["after"]["verdict"] == "text-protocol"
     assert fleet.summary["counts"] == {"native": 1, "text-protocol": 1}
     assert b.runs.filter(state=RunState.DONE).count() == 2
+    # The page says what changed, read from the drift rows in our spelling.
+    viewer = make_user("fleet-viewer", Role.VIEWER)
+    body = logged_in(viewer).get(f"/probes/fleet/{fleet.pk}/").content.decode()
+    assert f"({a.model_key}): native/task → text-protocol/absent (tool-tag)" in body
 
 
 def test_manual_probe_is_not_doubled_by_a_second_click(

@@ -1,4 +1,4 @@
-"""pi's request texts, byte for byte (reference §7.2 and §7.4)."""
+"""pi's request texts, byte for byte (docs/pi-host-data.md §7.2 and §7.4)."""
 
 import json
 import re

@@ -27,16 +27,12 @@ class HostModelRow:
         return sorted(entry.rule_modes(self.host_model.entry))
 
     @property
-    def protocol(self) -> entry.Protocol:
-        return entry.protocol(self.host_model.entry) or {}
-
-    @property
     def protocol_at(self) -> str | None:
         return entry.protocol_at(self.host_model.entry)
 
     @property
-    def tool_probe(self) -> entry.ToolProbe:
-        return entry.tool_probe(self.host_model.entry) or {}
+    def calibration(self) -> entry.Calibration:
+        return entry.calibration(self.host_model.entry)
 
 
 def hostnames_by_host(host_ids: list[int]) -> dict[int, list[str]]:

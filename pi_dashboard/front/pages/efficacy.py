@@ -1,4 +1,5 @@
-"""Rule efficacy as pi judges it (reference §1.5.1), for the host × model page.
+"""Rule efficacy as pi judges it (docs/pi-host-data.md §1.5.1), for the host × model
+page.
 
 pi retires a rule 30 days after its recency (lastFiredAt, else addedAt), and early
 when its teach stats show it stopped helping: recurrenceAfter >= 2 and

@@ -1,11 +1,6 @@
 """Every write of the probes app. Call sites use `services.<entity>_<verb>(...)`."""
 
-from pi_dashboard.probes.services.channels import (
-    channel_delete,
-    channel_save,
-    channel_send_test,
-)
-from pi_dashboard.probes.services.drift import drift_notify, drift_record
+from pi_dashboard.probes.services.drift import drift_record
 from pi_dashboard.probes.services.endpoints import (
     EndpointData,
     endpoint_create,
@@ -36,10 +31,6 @@ __all__ = [
     "MIN_INTERVAL_SECONDS",
     "EndpointData",
     "ScheduleData",
-    "channel_delete",
-    "channel_save",
-    "channel_send_test",
-    "drift_notify",
     "drift_record",
     "endpoint_create",
     "endpoint_delete",

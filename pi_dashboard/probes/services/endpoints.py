@@ -10,6 +10,7 @@ from pi_dashboard.accounts.models import Role
 from pi_dashboard.accounts.roles import has_role
 from pi_dashboard.audit import audit
 from pi_dashboard.audit.models import AuditOutcome
+from pi_dashboard.fleet.models import Model
 from pi_dashboard.lib.errors import Conflict, DomainError, Forbidden
 from pi_dashboard.probes import chat, conf, crypto, outbound
 from pi_dashboard.probes.models import Endpoint, TokenParam
@@ -158,10 +159,30 @@ def _apply(endpoint: Endpoint, data: EndpointData) -> None:
         endpoint.header_names = sorted(data.headers)
 
 
-@transaction.atomic
-def endpoint_create(*, data: EndpointData, user: audit.Actor = None) -> Endpoint:
+def model_of(model_key: str) -> Model | None:
+    """The fleet's model a probe concerns, for the audit entry (None when unknown)."""
+    return Model.objects.filter(key=model_key).first() if model_key else None
+
+
+def endpoint_create(
+    *, data: EndpointData, user: audit.Actor = None, ip_address: str | None = None
+) -> Endpoint:
     """Create an endpoint; `user` (None: the system) must be an admin to name a key
-    variable."""
+    variable. Audited as `probes.endpoint.create`, refusals too."""
+    with audit.audited(
+        actor=user,
+        action="probes.endpoint.create",
+        model=model_of(data.model_key),
+        ip_address=ip_address,
+        name=data.name,
+    ) as info:
+        endpoint = _endpoint_create(data=data, user=user)
+        info["endpoint"] = endpoint.pk
+    return endpoint
+
+
+@transaction.atomic
+def _endpoint_create(*, data: EndpointData, user: audit.Actor) -> Endpoint:
     endpoint_validate(data)
     before = _key_env_authorize(endpoint=None, data=data, user=user)
     if Endpoint.objects.filter(name=data.name.strip()).exists():
@@ -175,11 +196,29 @@ def endpoint_create(*, data: EndpointData, user: audit.Actor = None) -> Endpoint
     return endpoint
 
 
-@transaction.atomic
 def endpoint_update(
-    *, endpoint: Endpoint, data: EndpointData, user: audit.Actor = None
+    *,
+    endpoint: Endpoint,
+    data: EndpointData,
+    user: audit.Actor = None,
+    ip_address: str | None = None,
 ) -> Endpoint:
     """Change an endpoint; changing its key variable is the admin's (see create)."""
+    with audit.audited(
+        actor=user,
+        action="probes.endpoint.update",
+        model=model_of(data.model_key),
+        ip_address=ip_address,
+        endpoint=endpoint.pk,
+        name=data.name,
+    ):
+        return _endpoint_update(endpoint=endpoint, data=data, user=user)
+
+
+@transaction.atomic
+def _endpoint_update(
+    *, endpoint: Endpoint, data: EndpointData, user: audit.Actor
+) -> Endpoint:
     endpoint_validate(data)
     before = _key_env_authorize(endpoint=endpoint, data=data, user=user)
     clash = Endpoint.objects.filter(name=data.name.strip()).exclude(pk=endpoint.pk)
@@ -193,17 +232,40 @@ def endpoint_update(
     return endpoint
 
 
-@transaction.atomic
-def endpoint_set_enabled(*, endpoint: Endpoint, is_enabled: bool) -> Endpoint:
+def endpoint_set_enabled(
+    *,
+    endpoint: Endpoint,
+    is_enabled: bool,
+    user: audit.Actor = None,
+    ip_address: str | None = None,
+) -> Endpoint:
     """Stop (or resume) probing an endpoint without touching its settings."""
-    endpoint.is_enabled = is_enabled
-    endpoint.save(update_fields=["is_enabled"])
+    with audit.audited(
+        actor=user,
+        action="probes.endpoint.enable" if is_enabled else "probes.endpoint.disable",
+        model=model_of(endpoint.model_key),
+        ip_address=ip_address,
+        endpoint=endpoint.pk,
+        name=endpoint.name,
+    ):
+        endpoint.is_enabled = is_enabled
+        endpoint.save(update_fields=["is_enabled"])
     return endpoint
 
 
-@transaction.atomic
-def endpoint_delete(*, endpoint: Endpoint) -> None:
-    endpoint.delete()
+def endpoint_delete(
+    *, endpoint: Endpoint, user: audit.Actor = None, ip_address: str | None = None
+) -> None:
+    """Delete an endpoint and its probe history. Audited as `probes.endpoint.delete`."""
+    with audit.audited(
+        actor=user,
+        action="probes.endpoint.delete",
+        model=model_of(endpoint.model_key),
+        ip_address=ip_address,
+        endpoint=endpoint.pk,
+        name=endpoint.name,
+    ):
+        endpoint.delete()
 
 
 def endpoint_api_key(endpoint: Endpoint) -> str:

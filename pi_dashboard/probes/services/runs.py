@@ -25,7 +25,6 @@ from django.utils import timezone
 from pi_dashboard.audit import audit
 from pi_dashboard.lib.errors import Conflict
 from pi_dashboard.probes import algorithm, chat, conf, dispatch, semaphore
-from pi_dashboard.probes import audit as probes_audit
 from pi_dashboard.probes.models import (
     TERMINAL_RUN_STATES,
     Endpoint,
@@ -72,7 +71,7 @@ def probe_request(
     with audit.audited(
         actor=user,
         action="probes.probe",
-        model=probes_audit.audit_model(endpoint.model_key),
+        model=endpoints.model_of(endpoint.model_key),
         ip_address=ip_address,
         endpoint=endpoint.pk,
         trigger=str(trigger),

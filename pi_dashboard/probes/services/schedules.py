@@ -8,6 +8,7 @@ from django.contrib.auth.models import User
 from django.db import transaction
 from django_celery_beat.models import CrontabSchedule, IntervalSchedule, PeriodicTask
 
+from pi_dashboard.audit import audit
 from pi_dashboard.lib.errors import Conflict, DomainError
 from pi_dashboard.probes.models import ProbeSchedule, ScheduleKind, SelectionKind
 
@@ -109,11 +110,26 @@ def _sync_periodic_task(schedule: ProbeSchedule) -> None:
         schedule.save(update_fields=["periodic_task"])
 
 
-@transaction.atomic
 def schedule_save(
+    *,
+    schedule: ProbeSchedule | None,
+    data: ScheduleData,
+    user: User | None,
+    ip_address: str | None = None,
+) -> ProbeSchedule:
+    """Create (schedule None) or change a schedule and its beat entry (audited)."""
+    with audit.audited(
+        actor=user, action="probes.schedule.save", ip_address=ip_address, name=data.name
+    ) as info:
+        saved = _schedule_save(schedule=schedule, data=data, user=user)
+        info["schedule"] = saved.pk
+    return saved
+
+
+@transaction.atomic
+def _schedule_save(
     *, schedule: ProbeSchedule | None, data: ScheduleData, user: User | None
 ) -> ProbeSchedule:
-    """Create (schedule None) or change a schedule and its beat entry."""
     schedule_validate(data)
     clash = ProbeSchedule.objects.filter(name=data.name.strip())
     if schedule is not None:
@@ -139,16 +155,43 @@ def schedule_save(
     return schedule
 
 
-@transaction.atomic
-def schedule_set_paused(*, schedule: ProbeSchedule, is_paused: bool) -> ProbeSchedule:
-    schedule.is_paused = is_paused
-    schedule.save(update_fields=["is_paused", "updated_at"])
-    _sync_periodic_task(schedule)
+def schedule_set_paused(
+    *,
+    schedule: ProbeSchedule,
+    is_paused: bool,
+    user: User | None = None,
+    ip_address: str | None = None,
+) -> ProbeSchedule:
+    """Pause or resume a schedule and its beat entry (audited)."""
+    with (
+        audit.audited(
+            actor=user,
+            action="probes.schedule.pause" if is_paused else "probes.schedule.resume",
+            ip_address=ip_address,
+            schedule=schedule.pk,
+        ),
+        transaction.atomic(),
+    ):
+        schedule.is_paused = is_paused
+        schedule.save(update_fields=["is_paused", "updated_at"])
+        _sync_periodic_task(schedule)
     return schedule
 
 
-@transaction.atomic
-def schedule_delete(*, schedule: ProbeSchedule) -> None:
-    if schedule.periodic_task is not None:
-        schedule.periodic_task.delete()
-    schedule.delete()
+def schedule_delete(
+    *, schedule: ProbeSchedule, user: User | None = None, ip_address: str | None = None
+) -> None:
+    """Delete a schedule and its beat entry (audited)."""
+    with (
+        audit.audited(
+            actor=user,
+            action="probes.schedule.delete",
+            ip_address=ip_address,
+            schedule=schedule.pk,
+            name=schedule.name,
+        ),
+        transaction.atomic(),
+    ):
+        if schedule.periodic_task is not None:
+            schedule.periodic_task.delete()
+        schedule.delete()

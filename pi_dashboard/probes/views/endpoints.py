@@ -12,7 +12,6 @@ from pi_dashboard.audit import audit
 from pi_dashboard.lib.errors import DomainError, Forbidden
 from pi_dashboard.lib.htmx import STOP_POLLING, is_htmx
 from pi_dashboard.probes import selectors, services
-from pi_dashboard.probes.audit import audited
 from pi_dashboard.probes.forms import EndpointForm
 from pi_dashboard.probes.models import Endpoint, Trigger
 from pi_dashboard.probes.views.common import page, query_text, user_of
@@ -71,22 +70,13 @@ def endpoint_form(request: HttpRequest, endpoint_id: int | None = None) -> HttpR
     form = EndpointForm(request.POST)
     if not form.is_valid():
         return _form_page(request, form, endpoint, status=400)
-    action = "probes.endpoint.update" if endpoint else "probes.endpoint.create"
+    data = form.data_for_service()
     try:
-        with audited(
-            request,
-            action,
-            model_key=form.cleaned_data["model_key"],
-            name=form.cleaned_data["name"],
-        ):
-            data = form.data_for_service()
-            endpoint = (
-                services.endpoint_update(
-                    endpoint=endpoint, data=data, user=request.user
-                )
-                if endpoint
-                else services.endpoint_create(data=data, user=request.user)
-            )
+        endpoint = (
+            services.endpoint_update(endpoint=endpoint, data=data, **audit.who(request))
+            if endpoint
+            else services.endpoint_create(data=data, **audit.who(request))
+        )
     except DomainError as exc:
         form.add_error(None, exc.detail)
         status = 403 if isinstance(exc, Forbidden) else 400
@@ -99,13 +89,7 @@ def endpoint_form(request: HttpRequest, endpoint_id: int | None = None) -> HttpR
 @role_required(Role.OPERATOR)
 def endpoint_delete(request: HttpRequest, endpoint_id: int) -> HttpResponse:
     endpoint = get_object_or_404(Endpoint, pk=endpoint_id)
-    with audited(
-        request,
-        "probes.endpoint.delete",
-        model_key=endpoint.model_key,
-        name=endpoint.name,
-    ):
-        services.endpoint_delete(endpoint=endpoint)
+    services.endpoint_delete(endpoint=endpoint, **audit.who(request))
     messages.success(request, f"Deleted endpoint {endpoint.name}.")
     return redirect("probes:endpoints")
 

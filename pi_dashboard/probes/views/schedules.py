@@ -12,7 +12,6 @@ from pi_dashboard.audit.models import AuditOutcome
 from pi_dashboard.lib import jsonsafe
 from pi_dashboard.lib.errors import DomainError
 from pi_dashboard.probes import selectors, services
-from pi_dashboard.probes.audit import audited
 from pi_dashboard.probes.forms import ScheduleForm
 from pi_dashboard.probes.models import FleetProbe, ProbeSchedule, SelectionKind, Trigger
 from pi_dashboard.probes.views.common import page, user_of
@@ -75,14 +74,11 @@ def _save(request: HttpRequest, schedule: ProbeSchedule | None) -> HttpResponse:
     form = ScheduleForm(request.POST)
     if form.is_valid():
         try:
-            with audited(
-                request, "probes.schedule.save", name=form.cleaned_data["name"]
-            ):
-                saved = services.schedule_save(
-                    schedule=schedule,
-                    data=form.data_for_service(),
-                    user=user_of(request),
-                )
+            saved = services.schedule_save(
+                schedule=schedule,
+                data=form.data_for_service(),
+                **audit.who(request),
+            )
             messages.success(request, f"Saved schedule {saved.name}.")
             return redirect("probes:schedules")
         except DomainError as exc:
@@ -118,9 +114,11 @@ def schedule_pause(
     request: HttpRequest, schedule_id: int, paused: bool
 ) -> HttpResponse:
     schedule = get_object_or_404(ProbeSchedule, pk=schedule_id)
-    action = "probes.schedule.pause" if paused else "probes.schedule.resume"
-    with audited(request, action, schedule=schedule.pk):
-        services.schedule_set_paused(schedule=schedule, is_paused=paused)
+    services.schedule_set_paused(
+        schedule=schedule,
+        is_paused=paused,
+        **audit.who(request),
+    )
     messages.success(request, f"{'Paused' if paused else 'Resumed'} {schedule.name}.")
     return redirect("probes:schedules")
 
@@ -129,10 +127,7 @@ def schedule_pause(
 @role_required(Role.OPERATOR)
 def schedule_delete(request: HttpRequest, schedule_id: int) -> HttpResponse:
     schedule = get_object_or_404(ProbeSchedule, pk=schedule_id)
-    with audited(
-        request, "probes.schedule.delete", schedule=schedule.pk, name=schedule.name
-    ):
-        services.schedule_delete(schedule=schedule)
+    services.schedule_delete(schedule=schedule, **audit.who(request))
     messages.success(request, f"Deleted schedule {schedule.name}.")
     return redirect("probes:schedules")
 
@@ -171,4 +166,10 @@ def fleet_start(request: HttpRequest) -> HttpResponse:
 def fleet_detail(request: HttpRequest, fleet_id: int) -> HttpResponse:
     fleet = get_object_or_404(FleetProbe, pk=fleet_id)
     runs = selectors.run_list(fleet_id=fleet.pk)
-    return page(request, "probes/fleet_detail.html", {"fleet": fleet, "runs": runs})
+    # What changed, from the Drift rows its summary was made of (named as ours).
+    changed = selectors.drift_list().filter(run__fleet=fleet).order_by("at", "id")
+    return page(
+        request,
+        "probes/fleet_detail.html",
+        {"fleet": fleet, "runs": runs, "changed": changed},
+    )

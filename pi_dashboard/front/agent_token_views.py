@@ -16,10 +16,9 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_http_methods, require_POST
 
-from pi_dashboard.accounts import selectors
 from pi_dashboard.accounts.models import Role
 from pi_dashboard.accounts.roles import role_required
-from pi_dashboard.fleet import services
+from pi_dashboard.fleet import selectors, services
 from pi_dashboard.fleet.models import Agent
 
 MAX_AGENT_NAME = 200  # Agent.name
@@ -49,7 +48,7 @@ def _page(
 ) -> HttpResponse:
     context = {
         "form": form,
-        "agents": selectors.agent_list(),
+        "agents": selectors.agent_list(active_first=True),
         "issued_agent": issued[0] if issued else None,
         "secret": issued[1] if issued else None,
         "server_url": server_url(request),
@@ -87,4 +86,4 @@ def agent_revoke(request: HttpRequest, agent_id: uuid.UUID) -> HttpResponse:
     agent = get_object_or_404(Agent, pk=agent_id)
     services.agent_revoke(agent=agent, actor=actor_of(request))
     messages.success(request, f"Agent “{agent.name}”'s token is revoked.")
-    return redirect("accounts:agents")
+    return redirect("fleet:agents")
