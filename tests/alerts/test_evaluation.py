@@ -308,8 +308,8 @@ def test_an_alert_storm_is_written_in_bulk(
     and one delivery task per channel (not per message)."""
     from unittest import mock
 
+    from pi_dashboard.alerts import notifying
     from pi_dashboard.alerts import services as alert_services
-    from pi_dashboard.alerts import tasks
 
     channels = [
         alert_services.channel_save(
@@ -325,7 +325,7 @@ def test_an_alert_storm_is_written_in_bulk(
         )
     # 40 alerts × 2 channels = 80 messages: in the statements a single alert takes.
     with (
-        mock.patch.object(tasks.notifications_send, "delay") as batch,
+        mock.patch.object(notifying, "send_by_name") as sent,
         django_capture_on_commit_callbacks(execute=True),
         django_assert_max_num_queries(25),
     ):
@@ -334,13 +334,16 @@ def test_an_alert_storm_is_written_in_bulk(
     assert Alert.objects.filter(state="firing").count() == 40
     assert AlertEvent.objects.filter(kind="fired").count() == 40
     assert Notification.objects.filter(state="queued").count() == 80
-    assert batch.call_count == 2  # one task per channel, 40 messages each
-    assert sorted(len(call.args[0]) for call in batch.call_args_list) == [40, 40]
+    # One task per channel, 40 messages each.
+    assert [call.args[0] for call in sent.call_args_list] == [
+        notifying.NOTIFICATIONS_SEND_TASK
+    ] * 2
+    assert sorted(len(call.args[1][0]) for call in sent.call_args_list) == [40, 40]
     # Resolving all of them is as cheap.
     for hm in HostModel.objects.all():
         Rollup.objects.filter(host_id=hm.host_id).delete()
     with (
-        mock.patch.object(tasks.notifications_send, "delay"),
+        mock.patch.object(notifying, "send_by_name"),
         django_assert_max_num_queries(25),
     ):
         assert len(evaluate().resolved) == 40
