@@ -28,6 +28,10 @@ class CommandState(models.TextChoices):
     REVERTED = "reverted", "reverted"
 
 
+# What the agent's ack says when its write did not survive a stale-lock takeover.
+WRITTEN_BACK = "pi wrote its older copy back over the change"
+
+
 class RevertCause(models.TextChoices):
     # The rule came back with a new learnedAt or fresh statistics: pi taught it again.
     RELEARNED = "relearned", "pi learned the rule again"
@@ -120,9 +124,6 @@ class Command(models.Model):
     def revert_reason(self) -> str:
         """What undid the command, in words (state reverted)."""
         if self.result.get("write_survived") is False:
-            # Deferred: reverts reads commands, so it imports this module.
-            from pi_dashboard.control.reverts import WRITTEN_BACK
-
             return WRITTEN_BACK
         if self.revert_cause:
             return str(RevertCause(self.revert_cause).label)

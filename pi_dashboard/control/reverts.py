@@ -17,6 +17,7 @@ from pi_dashboard.audit import audit
 from pi_dashboard.audit.models import AuditOutcome
 from pi_dashboard.control import effects
 from pi_dashboard.control.models import (
+    WRITTEN_BACK,
     Command,
     CommandKind,
     CommandState,
@@ -106,10 +107,6 @@ def commands_revert_from_snapshot(
         _revert(command, cause=revert_cause(command, entry), taken_at=taken_at)
         reverted += 1
     return reverted
-
-
-# Said when the agent's own ack reports its write lost (command_revert_at_ack).
-WRITTEN_BACK = "pi wrote its older copy back over the change"
 
 
 def command_revert_at_ack(*, command: Command) -> None:
