@@ -269,15 +269,18 @@ class Rollup(CountCell):
             *CountCell.Meta.indexes,
             # Fleet overview: every cell in a time range.
             models.Index(fields=["dimension", "bucket"], name="rollup_dimension"),
-            # Alert evaluation (alerts.measures.Sums), read from the index alone:
+            # Alert evaluation (alerts.measures.Sums):
             #   SELECT dimension, key, host_id, model_id, sum(count) FILTER (...)
             #   WHERE bucket BETWEEN %s AND %s AND dimension = %s AND key = ANY(%s)
             #   GROUP BY 1, 2, 3, 4
-            # Only the wanted keys' cells of the window are read, never the heap.
+            # Only the wanted keys' cells of the window are visited. `count` is left
+            # out on purpose: every ingest batch updates it, and an indexed `count`
+            # would end the HOT updates the table's fillfactor is there for (the
+            # ingest bench: 7 ms more database time per 1,000 lines).
             models.Index(
                 fields=["dimension", "key", "bucket"],
-                include=["host", "model", "count"],
-                name="rollup_alerts_scan",
+                include=["host", "model"],
+                name="rollup_alerts_scan_hot",
             ),
         ]
 
