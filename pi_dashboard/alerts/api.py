@@ -27,18 +27,10 @@ from pi_dashboard.alerts.schemas import (
 )
 from pi_dashboard.audit import audit
 from pi_dashboard.lib.errors import DomainError, NotFound
-from pi_dashboard.lib.schemas import ErrorOut
-from pi_dashboard.probes.schemas import ValidationErrorOut
+from pi_dashboard.lib.schemas import WRITE_ERRORS
 
 router = Router(tags=["alerts"], auth=operator_auth)
-ERRORS = {
-    400: ErrorOut,
-    401: ErrorOut,
-    403: ErrorOut,
-    404: ErrorOut,
-    409: ErrorOut,
-    422: ValidationErrorOut,
-}
+ERRORS = WRITE_ERRORS
 
 
 def rule_out(rule: AlertRule) -> dict[str, Any]:

@@ -1,7 +1,7 @@
 """API schemas every router shares."""
 
 from datetime import datetime
-from typing import Annotated
+from typing import Annotated, Any
 
 from ninja import Schema
 from pydantic import AfterValidator
@@ -17,3 +17,20 @@ class ErrorOut(Schema):
 
     detail: str
     code: str
+
+
+class ValidationErrorOut(ErrorOut):
+    """A 422: the body did not match the operation's schema, field by field."""
+
+    errors: list[Any]
+
+
+# What an operator's write operation may answer besides success (probes, alerts).
+WRITE_ERRORS = {
+    400: ErrorOut,
+    401: ErrorOut,
+    403: ErrorOut,
+    404: ErrorOut,
+    409: ErrorOut,
+    422: ValidationErrorOut,
+}

@@ -13,7 +13,7 @@ from ninja import Query, Router, Schema, Status
 from pi_dashboard.accounts.auth import operator_auth, require_role
 from pi_dashboard.accounts.models import Role
 from pi_dashboard.audit import audit
-from pi_dashboard.lib.schemas import ErrorOut
+from pi_dashboard.lib.schemas import WRITE_ERRORS
 from pi_dashboard.probes import selectors, services
 from pi_dashboard.probes.models import Endpoint, ProbeRun, Trigger
 from pi_dashboard.probes.schemas import (
@@ -21,18 +21,10 @@ from pi_dashboard.probes.schemas import (
     EndpointOut,
     ProbeRunDetailOut,
     ProbeRunOut,
-    ValidationErrorOut,
 )
 
 router = Router(tags=["probes"], auth=operator_auth)
-ERRORS = {
-    400: ErrorOut,
-    401: ErrorOut,
-    403: ErrorOut,
-    404: ErrorOut,
-    409: ErrorOut,
-    422: ValidationErrorOut,
-}
+ERRORS = WRITE_ERRORS
 
 
 class RunFilters(Schema):

@@ -5,8 +5,6 @@ from typing import Any, Literal
 
 from ninja import Field, Schema
 
-from pi_dashboard.lib.schemas import ErrorOut
-
 
 class EndpointIn(Schema):
     name: str = Field(max_length=200)
@@ -101,7 +99,3 @@ class ExchangeOut(Schema):
 
 class ProbeRunDetailOut(ProbeRunOut):
     exchanges: list[ExchangeOut]
-
-
-class ValidationErrorOut(ErrorOut):
-    errors: list[Any]
